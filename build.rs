@@ -1,0 +1,713 @@
+//! Turns the core's contract (`contract/openapi.json`) and the words (`src/words.toml`) into
+//! the typed SDK client (by progenitor) and the tool catalogue, both written to `OUT_DIR`.
+//!
+//! The build fails, naming each one, when a read or key-callable action has no tool, when a
+//! tool has no words, or when words name no tool (F13-R2).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use openapiv3::{
+    OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, Schema, SchemaKind, Type,
+};
+use serde::Deserialize;
+
+const CONTRACT: &str = "contract/openapi.json";
+const WORDS: &str = "src/words.toml";
+/// The SDK's inner value: the key every request carries, added by the pre-hook.
+const SDK_INNER: &str = "crate::stack::credential::Credential";
+const SDK_PRE_HOOK: &str = "crate::stack::credential::attach";
+const TOOL_NAME_LIMIT: usize = 64;
+
+fn main() {
+    println!("cargo::rerun-if-changed={CONTRACT}");
+    println!("cargo::rerun-if-changed={WORDS}");
+    if let Err(problems) = build() {
+        for problem in problems {
+            println!("cargo::error={problem}");
+        }
+    }
+}
+
+type Problems = Vec<String>;
+
+fn build() -> Result<(), Problems> {
+    let out_dir =
+        PathBuf::from(std::env::var_os("OUT_DIR").ok_or(vec!["OUT_DIR is not set".to_owned()])?);
+    let contract: OpenAPI = serde_json::from_str(&read(CONTRACT)?).map_err(|error| {
+        vec![format!(
+            "{CONTRACT} is not an OpenAPI 3.0 document: {error}"
+        )]
+    })?;
+    let words: Words = toml::from_str(&read(WORDS)?)
+        .map_err(|error| vec![format!("{WORDS} cannot be read: {error}")])?;
+
+    let tools = tools_of(&contract)?;
+    let catalogue = join_words(&tools, &words)?;
+    write(&out_dir.join("catalogue.rs"), &render_catalogue(&catalogue))?;
+    write(&out_dir.join("sdk_calls.rs"), &render_sdk_calls(&tools))?;
+    write(&out_dir.join("sdk.rs"), &render_sdk(&contract)?)?;
+    Ok(())
+}
+
+fn read(path: &str) -> Result<String, Problems> {
+    std::fs::read_to_string(path).map_err(|error| vec![format!("cannot read {path}: {error}")])
+}
+
+fn write(path: &Path, text: &str) -> Result<(), Problems> {
+    std::fs::write(path, text)
+        .map_err(|error| vec![format!("cannot write {}: {error}", path.display())])
+}
+
+// ----- what the contract offers -----
+
+/// One tool the contract calls for, before its words are joined.
+struct ContractTool {
+    name: String,
+    operation_id: String,
+    path: String,
+    role: Role,
+    parameters: Vec<ContractParameter>,
+    /// Whether a success answers an envelope (JSON) rather than lines or a file.
+    answers_json: bool,
+    action: Option<ActionFlags>,
+}
+
+#[derive(Clone, Copy, PartialEq)]
+enum Role {
+    Read,
+    Rehearse,
+    Act,
+}
+
+#[derive(Clone)]
+struct ContractParameter {
+    name: String,
+    shape: Shape,
+    required: bool,
+    in_path: bool,
+    consent: bool,
+    default: Option<serde_json::Value>,
+}
+
+#[derive(Clone, Copy)]
+enum Shape {
+    Text,
+    TextList,
+    Flag,
+}
+
+/// The flags an action carries in the contract's `x-lemonfiber-*` extensions.
+#[derive(Clone)]
+struct ActionFlags {
+    disturbs: bool,
+    rehearsal: bool,
+    idempotent: bool,
+    consent: Vec<String>,
+}
+
+fn tools_of(contract: &OpenAPI) -> Result<Vec<ContractTool>, Problems> {
+    let mut tools = Vec::new();
+    let mut problems = Vec::new();
+    for (path, item) in contract.paths.iter() {
+        let ReferenceOr::Item(item) = item else {
+            problems.push(format!(
+                "{path}: path items must be written out, not referenced"
+            ));
+            continue;
+        };
+        if let Some(get) = &item.get
+            && get.tags.iter().any(|tag| tag == "read")
+        {
+            match read_tool(path, get) {
+                Ok(tool) => tools.push(tool),
+                Err(mut more) => problems.append(&mut more),
+            }
+        }
+        if let Some(post) = &item.post
+            && extension_bool(post, "x-lemonfiber-key-callable") == Some(true)
+        {
+            match action_tools(contract, path, post) {
+                Ok(mut more) => tools.append(&mut more),
+                Err(mut more) => problems.append(&mut more),
+            }
+        }
+    }
+    for tool in &tools {
+        if tool.name.is_empty()
+            || tool.name.len() > TOOL_NAME_LIMIT
+            || !tool
+                .name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+        {
+            problems.push(format!(
+                "tool name {:?} (from {}) is not 1 to {TOOL_NAME_LIMIT} characters of [a-z0-9_]",
+                tool.name, tool.path
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(tools)
+    } else {
+        Err(problems)
+    }
+}
+
+fn operation_id(path: &str, operation: &Operation) -> Result<String, Problems> {
+    operation
+        .operation_id
+        .clone()
+        .ok_or_else(|| vec![format!("{path}: every operation needs an operationId")])
+}
+
+/// `/api/held/{id}` → `read_held_by_id`; `/api/front-door` → `read_front_door`.
+fn read_tool_name(path: &str) -> String {
+    let rest = path.trim_start_matches("/api/");
+    let segments: Vec<String> = rest
+        .split('/')
+        .map(
+            |segment| match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
+                Some(variable) => format!("by_{variable}"),
+                None => segment.to_owned(),
+            },
+        )
+        .collect();
+    format!("read_{}", segments.join("_").replace('-', "_"))
+}
+
+fn read_tool(path: &str, get: &Operation) -> Result<ContractTool, Problems> {
+    let mut parameters = Vec::new();
+    let mut problems = Vec::new();
+    for parameter in &get.parameters {
+        let ReferenceOr::Item(parameter) = parameter else {
+            problems.push(format!(
+                "{path}: parameters must be written out, not referenced"
+            ));
+            continue;
+        };
+        let (data, in_path) = match parameter {
+            Parameter::Query { parameter_data, .. } => (parameter_data, false),
+            Parameter::Path { parameter_data, .. } => (parameter_data, true),
+            _ => {
+                problems.push(format!(
+                    "{path}: only query and path parameters can become tool input"
+                ));
+                continue;
+            }
+        };
+        // A parameter that turns the answer into a job is not a read a tool can answer.
+        if data.extensions.get("x-lemonfiber-answers-job") == Some(&serde_json::Value::Bool(true)) {
+            continue;
+        }
+        let ParameterSchemaOrContent::Schema(ReferenceOr::Item(schema)) = &data.format else {
+            problems.push(format!(
+                "{path}: parameter {} needs an inline schema",
+                data.name
+            ));
+            continue;
+        };
+        match shape_of(schema) {
+            Some(shape) => parameters.push(ContractParameter {
+                name: data.name.clone(),
+                shape,
+                required: data.required,
+                in_path,
+                consent: false,
+                default: schema.schema_data.default.clone(),
+            }),
+            None => problems.push(format!(
+                "{path}: parameter {} is not a string, a list of strings or a boolean",
+                data.name
+            )),
+        }
+    }
+    let operation_id = operation_id(path, get)?;
+    if !problems.is_empty() {
+        return Err(problems);
+    }
+    let answers_json = get.responses.responses.iter().any(|(_, response)| {
+        matches!(response, ReferenceOr::Item(response) if response.content.contains_key("application/json"))
+    });
+    Ok(ContractTool {
+        name: read_tool_name(path),
+        operation_id,
+        path: path.to_owned(),
+        role: Role::Read,
+        parameters,
+        answers_json,
+        action: None,
+    })
+}
+
+fn shape_of(schema: &Schema) -> Option<Shape> {
+    match &schema.schema_kind {
+        SchemaKind::Type(Type::String(_)) => Some(Shape::Text),
+        SchemaKind::Type(Type::Boolean(_)) => Some(Shape::Flag),
+        SchemaKind::Type(Type::Array(array)) => match array.items.as_ref()? {
+            ReferenceOr::Item(items)
+                if matches!(items.schema_kind, SchemaKind::Type(Type::String(_))) =>
+            {
+                Some(Shape::TextList)
+            }
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn extension_bool(operation: &Operation, name: &str) -> Option<bool> {
+    operation
+        .extensions
+        .get(name)
+        .and_then(serde_json::Value::as_bool)
+}
+
+fn action_flags(path: &str, operation: &Operation) -> Result<ActionFlags, Problems> {
+    let flag = |name: &str| {
+        extension_bool(operation, name)
+            .ok_or_else(|| format!("{path}: {name} must be true or false"))
+    };
+    let consent = operation
+        .extensions
+        .get("x-lemonfiber-consent")
+        .and_then(serde_json::Value::as_array)
+        .map(|names| {
+            names
+                .iter()
+                .filter_map(|n| n.as_str().map(str::to_owned))
+                .collect()
+        })
+        .ok_or_else(|| {
+            vec![format!(
+                "{path}: x-lemonfiber-consent must list argument names"
+            )]
+        })?;
+    Ok(ActionFlags {
+        disturbs: flag("x-lemonfiber-disturbs").map_err(|p| vec![p])?,
+        rehearsal: flag("x-lemonfiber-rehearsal").map_err(|p| vec![p])?,
+        idempotent: flag("x-lemonfiber-idempotent").map_err(|p| vec![p])?,
+        consent,
+    })
+}
+
+/// The arguments an action's JSON body takes, from its request body schema.
+fn action_arguments(
+    contract: &OpenAPI,
+    path: &str,
+    operation: &Operation,
+) -> Result<Vec<ContractParameter>, Problems> {
+    let missing = || {
+        vec![format!(
+            "{path}: the action needs an application/json request body naming its arguments schema"
+        )]
+    };
+    let Some(ReferenceOr::Item(body)) = &operation.request_body else {
+        return Err(missing());
+    };
+    let Some(ReferenceOr::Reference { reference }) = body
+        .content
+        .get("application/json")
+        .and_then(|media| media.schema.as_ref())
+    else {
+        return Err(missing());
+    };
+    let schema = reference
+        .strip_prefix("#/components/schemas/")
+        .and_then(|name| contract.components.as_ref()?.schemas.get(name))
+        .ok_or_else(|| vec![format!("{path}: {reference} does not resolve")])?;
+    let ReferenceOr::Item(Schema {
+        schema_kind: SchemaKind::Type(Type::Object(object)),
+        ..
+    }) = schema
+    else {
+        return Err(vec![format!(
+            "{path}: {reference} must be an object schema"
+        )]);
+    };
+    let mut arguments = Vec::new();
+    let mut problems = Vec::new();
+    for (name, property) in &object.properties {
+        let ReferenceOr::Item(property) = property else {
+            problems.push(format!("{path}: argument {name} must be written out"));
+            continue;
+        };
+        match shape_of(property) {
+            Some(shape) => arguments.push(ContractParameter {
+                name: name.clone(),
+                shape,
+                required: object.required.contains(name),
+                in_path: false,
+                consent: false,
+                default: property.schema_data.default.clone(),
+            }),
+            None => problems.push(format!(
+                "{path}: argument {name} is not a string, a list of strings or a boolean"
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(arguments)
+    } else {
+        Err(problems)
+    }
+}
+
+/// A rehearsable action is two tools, `rehearse_<name>` and `<name>`; any other is one act tool
+/// (F13-R4). Consent arguments belong to the act tool only, where the offer is required.
+fn action_tools(
+    contract: &OpenAPI,
+    path: &str,
+    post: &Operation,
+) -> Result<Vec<ContractTool>, Problems> {
+    let Some(action) = path.strip_prefix("/api/actions/") else {
+        return Err(vec![format!(
+            "{path}: key-callable actions live under /api/actions/"
+        )]);
+    };
+    let name = action.replace('-', "_");
+    let flags = action_flags(path, post)?;
+    let operation_id = operation_id(path, post)?;
+    let arguments: Vec<ContractParameter> = action_arguments(contract, path, post)?
+        .into_iter()
+        .filter(|argument| argument.name != "dry_run")
+        .map(|mut argument| {
+            argument.consent = flags.consent.contains(&argument.name);
+            argument
+        })
+        .collect();
+    for consent in &flags.consent {
+        if !arguments.iter().any(|argument| &argument.name == consent) {
+            return Err(vec![format!(
+                "{path}: consent argument {consent} is not among its arguments"
+            )]);
+        }
+    }
+    let tool = |name: String, role, parameters| ContractTool {
+        name,
+        operation_id: operation_id.clone(),
+        path: path.to_owned(),
+        role,
+        parameters,
+        answers_json: true,
+        action: Some(flags.clone()),
+    };
+    if !flags.rehearsal {
+        return Ok(vec![tool(name, Role::Act, arguments)]);
+    }
+    let rehearsal_arguments = arguments.iter().filter(|a| !a.consent).cloned().collect();
+    let act_arguments = arguments
+        .into_iter()
+        .map(|mut argument| {
+            if argument.name == "offer" {
+                argument.required = true;
+            }
+            argument
+        })
+        .collect();
+    Ok(vec![
+        tool(
+            format!("rehearse_{name}"),
+            Role::Rehearse,
+            rehearsal_arguments,
+        ),
+        tool(name, Role::Act, act_arguments),
+    ])
+}
+
+// ----- the words -----
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Words {
+    #[serde(default)]
+    parameters: BTreeMap<String, String>,
+    tools: BTreeMap<String, ToolWords>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ToolWords {
+    title: String,
+    operator: String,
+    household: Option<String>,
+    #[serde(default)]
+    parameters: BTreeMap<String, String>,
+    #[serde(default)]
+    household_parameters: BTreeMap<String, String>,
+}
+
+/// A tool with its words: what the catalogue holds.
+struct WordedTool<'a> {
+    tool: &'a ContractTool,
+    words: &'a ToolWords,
+    parameters: Vec<(&'a ContractParameter, &'a str, Option<&'a str>)>,
+}
+
+fn present(text: &str) -> bool {
+    !text.trim().is_empty()
+}
+
+fn join_words<'a>(
+    tools: &'a [ContractTool],
+    words: &'a Words,
+) -> Result<Vec<WordedTool<'a>>, Problems> {
+    let mut problems = Vec::new();
+    let mut worded = Vec::new();
+    for tool in tools {
+        let Some(tool_words) = words.tools.get(&tool.name) else {
+            problems.push(format!(
+                "tool {} (from {}) has no words in {WORDS}",
+                tool.name, tool.path
+            ));
+            continue;
+        };
+        if !present(&tool_words.title) || !present(&tool_words.operator) {
+            problems.push(format!(
+                "tool {} needs a title and operator words in {WORDS}",
+                tool.name
+            ));
+        }
+        if tool_words.household.as_deref().is_some_and(|h| !present(h)) {
+            problems.push(format!(
+                "tool {} has empty household words in {WORDS}",
+                tool.name
+            ));
+        }
+        let mut parameters = Vec::new();
+        for parameter in &tool.parameters {
+            let operator = tool_words
+                .parameters
+                .get(&parameter.name)
+                .or_else(|| words.parameters.get(&parameter.name))
+                .filter(|text| present(text));
+            match operator {
+                Some(operator) => parameters.push((
+                    parameter,
+                    operator.as_str(),
+                    tool_words
+                        .household_parameters
+                        .get(&parameter.name)
+                        .map(String::as_str),
+                )),
+                None => problems.push(format!(
+                    "tool {} parameter {} has no words in {WORDS}",
+                    tool.name, parameter.name
+                )),
+            }
+        }
+        for name in tool_words
+            .parameters
+            .keys()
+            .chain(tool_words.household_parameters.keys())
+        {
+            if !tool
+                .parameters
+                .iter()
+                .any(|parameter| &parameter.name == name)
+            {
+                problems.push(format!(
+                    "words for tool {} name parameter {name}, which it does not take",
+                    tool.name
+                ));
+            }
+        }
+        if tool_words.household.is_none() && !tool_words.household_parameters.is_empty() {
+            problems.push(format!(
+                "tool {} has household parameter words but no household words",
+                tool.name
+            ));
+        }
+        worded.push(WordedTool {
+            tool,
+            words: tool_words,
+            parameters,
+        });
+    }
+    for name in words.tools.keys() {
+        if !tools.iter().any(|tool| &tool.name == name) {
+            problems.push(format!(
+                "{WORDS} has words for {name}, which the contract makes no tool for"
+            ));
+        }
+    }
+    if problems.is_empty() {
+        Ok(worded)
+    } else {
+        Err(problems)
+    }
+}
+
+// ----- rendering -----
+
+/// `read_front_door` → `FrontDoor`; `downloads_pause` → `DownloadsPause`.
+fn variant(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+fn read_variant(tool: &ContractTool) -> String {
+    variant(tool.name.trim_start_matches("read_"))
+}
+
+fn action_variant(tool: &ContractTool) -> String {
+    variant(tool.operation_id.trim_start_matches("act_"))
+}
+
+fn render_catalogue(catalogue: &[WordedTool]) -> String {
+    let mut out =
+        String::from("// Generated by build.rs from contract/openapi.json and src/words.toml.\n\n");
+    out.push_str("pub static TOOLS: &[ToolSpec] = &[\n");
+    for WordedTool {
+        tool,
+        words,
+        parameters,
+    } in catalogue
+    {
+        let operation = match tool.role {
+            Role::Read => format!("Operation::Read(Read::{})", read_variant(tool)),
+            Role::Rehearse => format!("Operation::Rehearse(Action::{})", action_variant(tool)),
+            Role::Act => format!("Operation::Act(Action::{})", action_variant(tool)),
+        };
+        let (read_only, destructive, idempotent) = match (&tool.action, tool.role) {
+            (Some(flags), Role::Act) => (false, flags.disturbs, flags.idempotent),
+            _ => (true, false, true),
+        };
+        let resource = match tool.role {
+            Role::Read => format!(
+                "Some({:?})",
+                format!(
+                    "lemonfiber://read/{}",
+                    tool.path.trim_start_matches("/api/")
+                )
+            ),
+            _ => "None".to_owned(),
+        };
+        let _ = writeln!(
+            out,
+            "    ToolSpec {{\n        name: {:?},\n        title: {:?},\n        operator_words: {:?},\n        household_words: {:?},\n        capability: {:?},\n        operation: {operation},\n        annotations: Annotations {{ read_only: {read_only}, destructive: {destructive}, idempotent: {idempotent} }},\n        resource: {resource},\n        parameters: &[",
+            tool.name,
+            words.title.trim(),
+            words.operator.trim(),
+            words.household.as_deref().map(str::trim),
+            tool.path,
+        );
+        for (parameter, operator, household) in parameters {
+            let shape = match parameter.shape {
+                Shape::Text => "Shape::Text",
+                Shape::TextList => "Shape::TextList",
+                Shape::Flag => "Shape::Flag",
+            };
+            let _ = writeln!(
+                out,
+                "            ParameterSpec {{ name: {:?}, shape: {shape}, required: {}, in_path: {}, default: {:?}, operator_words: {:?}, household_words: {:?} }},",
+                parameter.name,
+                parameter.required,
+                parameter.in_path,
+                parameter.default.as_ref().map(|value| value.to_string()),
+                operator.trim(),
+                household.map(str::trim),
+            );
+        }
+        out.push_str("        ],\n    },\n");
+    }
+    out.push_str("];\n\n");
+
+    out.push_str("/// Every read the contract describes.\n#[derive(Clone, Copy, Debug, PartialEq, Eq)]\npub enum Read {\n");
+    for WordedTool { tool, .. } in catalogue.iter().filter(|w| w.tool.role == Role::Read) {
+        let _ = writeln!(out, "    {},", read_variant(tool));
+    }
+    out.push_str("}\n\n/// Every action a key may call.\n#[derive(Clone, Copy, Debug, PartialEq, Eq)]\npub enum Action {\n");
+    let mut actions: Vec<&ContractTool> = catalogue
+        .iter()
+        .map(|w| w.tool)
+        .filter(|t| t.role == Role::Act)
+        .collect();
+    actions.sort_by_key(|tool| &tool.path);
+    for tool in &actions {
+        let _ = writeln!(out, "    {},", action_variant(tool));
+    }
+    out.push_str("}\n");
+    out
+}
+
+fn render_sdk_calls(tools: &[ContractTool]) -> String {
+    let mut out = String::from(
+        "// Generated by build.rs: each read, sent through the generated client with a tool's arguments.\n\n\
+         pub(super) async fn send_read(\n    client: &Client,\n    read: crate::catalogue::Read,\n    arguments: &crate::arguments::Arguments,\n) -> Result<super::reply::Reply, Error<types::ErrorEnvelope>> {\n    use crate::catalogue::Read;\n    match read {\n",
+    );
+    for tool in tools.iter().filter(|tool| tool.role == Role::Read) {
+        let _ = writeln!(out, "        Read::{} => {{", read_variant(tool));
+        let _ = writeln!(
+            out,
+            "            #[allow(unused_mut)]\n            let mut call = client.{}();",
+            tool.operation_id
+        );
+        for parameter in &tool.parameters {
+            let getter = match parameter.shape {
+                Shape::Text => "text",
+                Shape::TextList => "text_list",
+                Shape::Flag => "flag",
+            };
+            let _ = writeln!(
+                out,
+                "            if let Some(value) = arguments.{getter}({:?}) {{\n                call = call.{}(value);\n            }}",
+                parameter.name, parameter.name
+            );
+        }
+        let convert = if tool.answers_json {
+            "super::reply::Reply::from_envelope(call.send().await?)"
+        } else {
+            "super::reply::Reply::from_stream(call.send().await?).await"
+        };
+        let _ = writeln!(out, "            {convert}\n        }}");
+    }
+    out.push_str("    }\n}\n");
+    out
+}
+
+/// The SDK is generated from the contract less the actions a key may not call, so nothing in
+/// this program can even name one of them.
+fn render_sdk(contract: &OpenAPI) -> Result<String, Problems> {
+    let mut contract = contract.clone();
+    for (_, item) in contract.paths.paths.iter_mut() {
+        if let ReferenceOr::Item(item) = item
+            && let Some(post) = &item.post
+            && extension_bool(post, "x-lemonfiber-key-callable") == Some(false)
+        {
+            item.post = None;
+        }
+    }
+    contract.paths.paths.retain(|_, item| match item {
+        ReferenceOr::Item(item) => item.iter().next().is_some(),
+        ReferenceOr::Reference { .. } => true,
+    });
+    let tokens = |text: &str| -> Result<proc_macro2::TokenStream, Problems> {
+        text.parse()
+            .map_err(|error| vec![format!("cannot parse {text:?} as Rust: {error}")])
+    };
+    let mut settings = progenitor::GenerationSettings::default();
+    settings
+        .with_interface(progenitor::InterfaceStyle::Builder)
+        .with_tag(progenitor::TagStyle::Merged)
+        .with_inner_type(tokens(SDK_INNER)?)
+        .with_pre_hook(tokens(SDK_PRE_HOOK)?);
+    let mut generator = progenitor::Generator::new(&settings);
+    let generated = generator.generate_tokens(&contract).map_err(|error| {
+        vec![format!(
+            "progenitor cannot generate the SDK from {CONTRACT}: {error}"
+        )]
+    })?;
+    let file = syn::parse2(generated)
+        .map_err(|error| vec![format!("the generated SDK does not parse: {error}")])?;
+    Ok(prettyplease::unparse(&file))
+}

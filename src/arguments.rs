@@ -1,0 +1,184 @@
+//! A tool's arguments, checked against what the tool offers before anything reaches the stack.
+
+use serde_json::{Map, Value};
+
+use crate::catalogue::{ParameterSpec, Shape};
+
+/// The longest text an argument may carry: far beyond any name or identifier the stack uses.
+const TEXT_LIMIT: usize = 4096;
+const LIST_LIMIT: usize = 64;
+
+/// Arguments that passed [`Arguments::check`]: every name offered, every value of its shape.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Arguments(Map<String, Value>);
+
+/// What is wrong with one argument. Names the argument, never repeats its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentProblem {
+    pub name: String,
+    pub fault: Fault,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    NotOffered,
+    Missing,
+    Empty,
+    NotText,
+    NotTextList,
+    NotFlag,
+    TooLong,
+    TooMany,
+}
+
+impl Arguments {
+    pub fn check<'a>(
+        offered: impl IntoIterator<Item = &'a ParameterSpec> + Clone,
+        given: Option<Map<String, Value>>,
+    ) -> Result<Arguments, ArgumentProblem> {
+        let given = given.unwrap_or_default();
+        let problem = |name: &str, fault| ArgumentProblem {
+            name: name.to_owned(),
+            fault,
+        };
+        for name in given.keys() {
+            if !offered
+                .clone()
+                .into_iter()
+                .any(|parameter| parameter.name == name)
+            {
+                return Err(problem(name, Fault::NotOffered));
+            }
+        }
+        let mut checked = Map::new();
+        for parameter in offered {
+            let value = given.get(parameter.name).filter(|value| !value.is_null());
+            let Some(value) = value else {
+                if parameter.required {
+                    return Err(problem(parameter.name, Fault::Missing));
+                }
+                continue;
+            };
+            check_shape(parameter, value).map_err(|fault| problem(parameter.name, fault))?;
+            checked.insert(parameter.name.to_owned(), value.clone());
+        }
+        Ok(Arguments(checked))
+    }
+
+    pub fn text(&self, name: &str) -> Option<String> {
+        self.0.get(name)?.as_str().map(str::to_owned)
+    }
+
+    pub fn text_list(&self, name: &str) -> Option<Vec<String>> {
+        let list = self.0.get(name)?.as_array()?;
+        Some(
+            list.iter()
+                .filter_map(|item| item.as_str().map(str::to_owned))
+                .collect(),
+        )
+    }
+
+    // Generated calls use it as soon as a read of the contract takes a boolean.
+    #[allow(dead_code)]
+    pub fn flag(&self, name: &str) -> Option<bool> {
+        self.0.get(name)?.as_bool()
+    }
+}
+
+fn check_text(value: &Value, required: bool) -> Result<(), Fault> {
+    let text = value.as_str().ok_or(Fault::NotText)?;
+    if text.len() > TEXT_LIMIT {
+        return Err(Fault::TooLong);
+    }
+    if required && text.trim().is_empty() {
+        return Err(Fault::Empty);
+    }
+    Ok(())
+}
+
+fn check_shape(parameter: &ParameterSpec, value: &Value) -> Result<(), Fault> {
+    match parameter.shape {
+        Shape::Text => check_text(value, parameter.required),
+        Shape::Flag => value.as_bool().map(|_| ()).ok_or(Fault::NotFlag),
+        Shape::TextList => {
+            let list = value.as_array().ok_or(Fault::NotTextList)?;
+            if list.len() > LIST_LIMIT {
+                return Err(Fault::TooMany);
+            }
+            list.iter()
+                .try_for_each(|item| check_text(item, false).map_err(|_| Fault::NotTextList))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue::find;
+    use serde_json::json;
+
+    fn check(tool: &str, given: Value) -> Result<Arguments, ArgumentProblem> {
+        let tool = find(tool).expect("a tool");
+        let Value::Object(given) = given else {
+            panic!("given must be an object")
+        };
+        Arguments::check(tool.parameters, Some(given))
+    }
+
+    #[test]
+    fn takes_offered_arguments_of_the_right_shape() {
+        let arguments = check(
+            "read_logs",
+            json!({"form": ["movies", "shows"], "tail": "20"}),
+        )
+        .expect("valid");
+        assert_eq!(
+            arguments.text_list("form"),
+            Some(vec!["movies".into(), "shows".into()])
+        );
+        assert_eq!(arguments.text("tail"), Some("20".into()));
+        assert_eq!(arguments.text("service"), None);
+    }
+
+    #[test]
+    fn names_the_argument_that_is_wrong() {
+        let wrong = |tool, given, name: &str, fault| {
+            assert_eq!(
+                check(tool, given),
+                Err(ArgumentProblem {
+                    name: name.into(),
+                    fault
+                })
+            );
+        };
+        wrong(
+            "read_logs",
+            json!({"follow": true}),
+            "follow",
+            Fault::NotOffered,
+        );
+        wrong(
+            "read_logs",
+            json!({"form": "movies"}),
+            "form",
+            Fault::NotTextList,
+        );
+        wrong("read_logs", json!({"tail": 20}), "tail", Fault::NotText);
+        wrong("read_held_by_id", json!({}), "id", Fault::Missing);
+        wrong("read_held_by_id", json!({"id": "  "}), "id", Fault::Empty);
+        wrong(
+            "read_held_by_id",
+            json!({"id": "x".repeat(TEXT_LIMIT + 1)}),
+            "id",
+            Fault::TooLong,
+        );
+    }
+
+    #[test]
+    fn null_is_the_same_as_leaving_an_argument_out() {
+        assert_eq!(
+            check("read_held", json!({"most": null})),
+            Ok(Arguments::default())
+        );
+    }
+}

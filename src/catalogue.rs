@@ -1,0 +1,272 @@
+//! The tools build.rs made from the contract and the words, and what each is offered as: its
+//! input schema, annotations and resource, in the operator's or the household's words.
+
+use rmcp::model::{JsonObject, Resource, ResourceTemplate, Tool, ToolAnnotations};
+use serde_json::{Value, json};
+
+include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
+
+/// One tool: a read, a rehearsal or an action of the contract, joined to its words.
+#[derive(Debug)]
+pub struct ToolSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub operator_words: &'static str,
+    pub household_words: Option<&'static str>,
+    /// The path `GET /api/capabilities` names when it says whether this key may use the tool.
+    pub capability: &'static str,
+    pub operation: Operation,
+    pub annotations: Annotations,
+    /// `lemonfiber://read/...`: a resource, or a template where the read has path segments.
+    pub resource: Option<&'static str>,
+    pub parameters: &'static [ParameterSpec],
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation {
+    Read(Read),
+    Rehearse(Action),
+    Act(Action),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Annotations {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+}
+
+#[derive(Debug)]
+pub struct ParameterSpec {
+    pub name: &'static str,
+    pub shape: Shape,
+    pub required: bool,
+    pub in_path: bool,
+    /// The contract's default, as JSON text.
+    pub default: Option<&'static str>,
+    pub operator_words: &'static str,
+    pub household_words: Option<&'static str>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Text,
+    TextList,
+    Flag,
+}
+
+/// Whose words a tool is described in: the operator's, or a household member's (F13-R3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    Operator,
+    Household,
+}
+
+pub fn find(name: &str) -> Option<&'static ToolSpec> {
+    TOOLS.iter().find(|tool| tool.name == name)
+}
+
+pub fn reads() -> impl Iterator<Item = &'static ToolSpec> {
+    TOOLS
+        .iter()
+        .filter(|tool| matches!(tool.operation, Operation::Read(_)))
+}
+
+impl ToolSpec {
+    /// The parameters this audience is offered: a member only those the household words describe.
+    pub fn parameters_for(
+        &self,
+        audience: Audience,
+    ) -> impl Iterator<Item = &'static ParameterSpec> + Clone {
+        self.parameters
+            .iter()
+            .filter(move |parameter| match audience {
+                Audience::Operator => true,
+                Audience::Household => parameter.household_words.is_some(),
+            })
+    }
+
+    pub fn description(&self, audience: Audience) -> &'static str {
+        match audience {
+            Audience::Household => self.household_words.unwrap_or(self.operator_words),
+            Audience::Operator => self.operator_words,
+        }
+    }
+
+    pub fn input_schema(&self, audience: Audience) -> JsonObject {
+        let mut properties = serde_json::Map::new();
+        let mut required = Vec::new();
+        for parameter in self.parameters_for(audience) {
+            let words = match audience {
+                Audience::Household => parameter
+                    .household_words
+                    .unwrap_or(parameter.operator_words),
+                Audience::Operator => parameter.operator_words,
+            };
+            let mut schema = match parameter.shape {
+                Shape::Text => json!({"type": "string"}),
+                Shape::TextList => json!({"type": "array", "items": {"type": "string"}}),
+                Shape::Flag => json!({"type": "boolean"}),
+            };
+            schema["description"] = Value::from(words);
+            if let Some(default) = parameter
+                .default
+                .and_then(|text| serde_json::from_str::<Value>(text).ok())
+                && !default.is_null()
+            {
+                schema["default"] = default;
+            }
+            if parameter.required {
+                schema["minLength"] = Value::from(1);
+                required.push(Value::from(parameter.name));
+            }
+            properties.insert(parameter.name.to_owned(), schema);
+        }
+        let mut schema = JsonObject::new();
+        schema.insert("type".into(), Value::from("object"));
+        schema.insert("properties".into(), Value::Object(properties));
+        if !required.is_empty() {
+            schema.insert("required".into(), Value::Array(required));
+        }
+        schema.insert("additionalProperties".into(), Value::Bool(false));
+        schema
+    }
+
+    pub fn tool(&self, audience: Audience) -> Tool {
+        let annotations = ToolAnnotations::with_title(self.title)
+            .read_only(self.annotations.read_only)
+            .destructive(self.annotations.destructive)
+            .idempotent(self.annotations.idempotent)
+            .open_world(false);
+        Tool::new(
+            self.name,
+            self.description(audience),
+            self.input_schema(audience),
+        )
+        .with_title(self.title)
+        .with_annotations(annotations)
+    }
+
+    /// The resource or resource template a read is also offered as.
+    pub fn resource(&self, audience: Audience) -> Option<Offered> {
+        let uri = self.resource?;
+        let description = self.description(audience);
+        Some(
+            if self.parameters.iter().any(|parameter| parameter.in_path) {
+                Offered::Template(
+                    ResourceTemplate::new(uri, self.name)
+                        .with_title(self.title)
+                        .with_description(description)
+                        .with_mime_type(RESOURCE_MIME_TYPE),
+                )
+            } else {
+                Offered::Resource(
+                    Resource::new(uri, self.name)
+                        .with_title(self.title)
+                        .with_description(description)
+                        .with_mime_type(RESOURCE_MIME_TYPE),
+                )
+            },
+        )
+    }
+
+    /// Matches a `resources/read` URI against this read's resource, answering its path values.
+    pub fn match_resource(&self, uri: &str) -> Option<serde_json::Map<String, Value>> {
+        let pattern = self.resource?;
+        let mut values = serde_json::Map::new();
+        let mut pattern_parts = pattern.split('/');
+        let mut uri_parts = uri.split('/');
+        loop {
+            match (pattern_parts.next(), uri_parts.next()) {
+                (None, None) => return Some(values),
+                (Some(expected), Some(actual)) => {
+                    match expected
+                        .strip_prefix('{')
+                        .and_then(|rest| rest.strip_suffix('}'))
+                    {
+                        Some(name) if !actual.is_empty() => {
+                            values.insert(
+                                name.to_owned(),
+                                Value::from(
+                                    percent_encoding::percent_decode_str(actual)
+                                        .decode_utf8()
+                                        .ok()?
+                                        .into_owned(),
+                                ),
+                            );
+                        }
+                        Some(_) => return None,
+                        None if expected == actual => {}
+                        None => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+}
+
+/// Resources answer the same framed text a tool does (F13-R14).
+pub const RESOURCE_MIME_TYPE: &str = "text/plain";
+
+pub enum Offered {
+    Resource(Resource),
+    Template(ResourceTemplate),
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_tool_name_is_short_snake_case() {
+        for tool in TOOLS {
+            assert!(
+                tool.name.len() <= 64 && !tool.name.is_empty(),
+                "{}",
+                tool.name
+            );
+            assert!(
+                tool.name
+                    .bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
+                "{}",
+                tool.name
+            );
+        }
+    }
+
+    #[test]
+    fn templates_match_their_uris_and_nothing_else() {
+        let held = find("read_held_by_id").expect("read_held_by_id");
+        let values = held
+            .match_resource("lemonfiber://read/held/ttl-a%20b")
+            .expect("matches");
+        assert_eq!(values.get("id"), Some(&Value::from("ttl-a b")));
+        assert!(held.match_resource("lemonfiber://read/held/").is_none());
+        assert!(held.match_resource("lemonfiber://read/held/a/b").is_none());
+        assert!(held.match_resource("lemonfiber://read/held").is_none());
+        let status = find("read_status").expect("read_status");
+        assert!(status.match_resource("lemonfiber://read/status").is_some());
+        assert!(
+            status
+                .match_resource("lemonfiber://read/status/x")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn household_schema_offers_only_household_parameters() {
+        let held = find("read_held").expect("read_held");
+        let schema = held.input_schema(Audience::Household);
+        let properties = schema["properties"].as_object().expect("properties");
+        assert_eq!(properties.keys().collect::<Vec<_>>(), vec!["most"]);
+        let operator = held.input_schema(Audience::Operator);
+        assert!(
+            operator["properties"]
+                .as_object()
+                .expect("properties")
+                .contains_key("member")
+        );
+    }
+}

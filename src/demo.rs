@@ -1,0 +1,163 @@
+//! `lemonfiber-mcp demo`: an embedded stack on loopback that behaves like a lemonfiber stack for
+//! this contract, with its own certificate and keys, for trying the server and for the tests.
+
+mod api;
+mod control;
+mod household;
+mod keys;
+mod requests;
+mod tls;
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+
+use axum_server::accept::NoDelayAcceptor;
+use axum_server::tls_rustls::RustlsConfig;
+use serde_json::json;
+
+use household::Household;
+use keys::{DemoKey, Scope};
+use requests::RequestLog;
+
+pub struct Demo {
+    household: Household,
+    keys: Vec<DemoKey>,
+    requests: RequestLog,
+}
+
+/// Why the demo could not run.
+#[derive(Debug)]
+pub struct DemoError(String);
+
+impl std::fmt::Display for DemoError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "the demo stack cannot run: {}", self.0)
+    }
+}
+
+impl From<String> for DemoError {
+    fn from(message: String) -> DemoError {
+        DemoError(message)
+    }
+}
+
+fn io(what: &str) -> impl Fn(std::io::Error) -> DemoError + '_ {
+    move |error| DemoError(format!("{what}: {error}"))
+}
+
+pub async fn run(listen: SocketAddr, print_json: bool) -> Result<(), DemoError> {
+    let certificate = tls::make()?;
+    let (key_directory, keys) = keys::mint(&std::env::temp_dir())?;
+    let demo = Arc::new(Demo {
+        household: Household::load()?,
+        keys,
+        requests: RequestLog::default(),
+    });
+
+    let listener =
+        std::net::TcpListener::bind(listen).map_err(io("cannot listen on the demo's address"))?;
+    listener
+        .set_nonblocking(true)
+        .map_err(io("cannot listen on the demo's address"))?;
+    let address = listener
+        .local_addr()
+        .map_err(io("cannot listen on the demo's address"))?;
+    let stack =
+        axum_server::from_tcp_rustls(listener, RustlsConfig::from_config(certificate.config))
+            .map_err(io("cannot serve TLS"))?
+            .map(|acceptor| acceptor.acceptor(NoDelayAcceptor))
+            .serve(api::router(demo.clone()).into_make_service());
+    let control_listener = tokio::net::TcpListener::bind("127.0.0.1:0")
+        .await
+        .map_err(io("cannot listen for the demo's control endpoint"))?;
+    let control_address = control_listener
+        .local_addr()
+        .map_err(io("cannot listen for the demo's control endpoint"))?;
+    let control = axum::serve(control_listener, control::router(demo.clone())).into_future();
+
+    let stack_url = format!("https://{address}");
+    let key_file = |kind: &str| {
+        demo.keys
+            .iter()
+            .find(|key| key.scope.kind() == kind)
+            .map(|key| key.file.display().to_string())
+    };
+    if print_json {
+        let line = json!({
+            "address": stack_url,
+            "pin": certificate.pin.to_hex(),
+            "key_files": { "read": key_file("read"), "act": key_file("act"), "member": key_file("member") },
+            "control": format!("http://{control_address}"),
+        });
+        println!("{line}");
+    } else {
+        print_for_a_person(&demo, &stack_url, &certificate.pin.to_hex(), &key_directory);
+    }
+
+    let outcome = tokio::select! {
+        served = stack => served.map_err(io("the demo stack stopped")),
+        served = control => served.map_err(io("the demo's control endpoint stopped")),
+        () = stopped() => Ok(()),
+    };
+    // The keys die with the demo.
+    let _ = std::fs::remove_dir_all(&key_directory);
+    outcome
+}
+
+async fn stopped() {
+    let interrupt = tokio::signal::ctrl_c();
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::select! {
+                _ = interrupt => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = interrupt.await;
+        }
+    }
+}
+
+fn print_for_a_person(demo: &Demo, stack_url: &str, pin: &str, key_directory: &Path) {
+    let program = std::env::current_exe().map_or_else(
+        |_| "lemonfiber-mcp".to_owned(),
+        |path| path.display().to_string(),
+    );
+    let key_of = |scope: &Scope| demo.keys.iter().find(|key| &key.scope == scope);
+    println!(
+        "A lemonfiber demo stack for {} is running.\n",
+        demo.household.stack
+    );
+    println!("  address  {stack_url}");
+    println!("  pin      {pin}");
+    println!("  keys     (in {})", key_directory.display());
+    for key in &demo.keys {
+        println!("    {:<14} {}", key.scope.label(), key.file.display());
+    }
+    if let Some(read) = key_of(&Scope::Read) {
+        let config = json!({
+            "mcpServers": {
+                "lemonfiber-demo": {
+                    "command": program,
+                    "args": ["stdio"],
+                    "env": {
+                        "LEMONFIBER_ADDRESS": stack_url,
+                        "LEMONFIBER_PIN": pin,
+                        "LEMONFIBER_KEY_FILE": read.file.display().to_string(),
+                    }
+                }
+            }
+        });
+        let pretty = serde_json::to_string_pretty(&config).unwrap_or_default();
+        println!(
+            "\nTo try it from a desktop assistant, add this to its MCP configuration (for Claude Desktop,"
+        );
+        println!(
+            "claude_desktop_config.json), then restart the assistant. Use act.key for a key that may act,"
+        );
+        println!("or member.key to see what a household member sees.\n\n{pretty}\n");
+    }
+    println!("The demo runs until you stop it (Ctrl-C); its keys are deleted then.");
+}

@@ -1,0 +1,210 @@
+//! The only door to the stack: the generated SDK over TLS that trusts exactly the pinned
+//! certificate, with the integration key in its header (F13-R1).
+
+pub mod credential;
+pub mod pin;
+pub mod reply;
+mod sdk;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use progenitor_client::Error;
+use serde_json::Value;
+
+use crate::arguments::Arguments;
+use crate::catalogue::Read;
+use credential::{Credential, Key};
+use pin::{PinVerifier, Trust};
+pub use reply::{Body, Reply};
+
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
+const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Where the stack is and how to know it: everything needed to reach it, none of it printable.
+#[derive(Debug, Clone)]
+pub struct StackAddress {
+    /// `https://host:port`, with no path.
+    pub base_url: String,
+    pub trust: Trust,
+}
+
+/// Why a request to the stack did not get an answer from it.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Failure {
+    /// The stack showed a certificate other than the pinned one; nothing was sent.
+    PinMismatch,
+    /// No answer: refused, timed out, or the connection broke. Says which, never a secret.
+    Unreachable(Unreachable),
+    /// The stack answered with a refusal: its status and its Problem, as data.
+    Refused(Refusal),
+    /// The stack answered something the contract does not describe.
+    Unexpected { status: Option<u16> },
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unreachable {
+    TimedOut,
+    NoConnection,
+    Broken,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Refusal {
+    pub status: u16,
+    /// The Problem the stack answered with (the envelope's `data`), untrusted text.
+    pub problem: Value,
+    pub retry_after_seconds: Option<u64>,
+}
+
+/// What `GET /api/capabilities` says this key may do.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Capabilities {
+    pub states: BTreeMap<String, CapabilityState>,
+    pub scope: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CapabilityState {
+    Available,
+    Unconfigured,
+    Unpermitted,
+}
+
+impl Capabilities {
+    pub fn state_of(&self, path: &str) -> Option<CapabilityState> {
+        self.states.get(path).copied()
+    }
+
+    fn from_envelope(envelope: &Value) -> Option<Capabilities> {
+        if envelope.get("kind")?.as_str()? != "capabilities" {
+            return None;
+        }
+        let data = envelope.get("data")?;
+        let states = data
+            .get("capabilities")?
+            .as_object()?
+            .iter()
+            .filter_map(|(path, state)| {
+                let state = match state.as_str()? {
+                    "available" => CapabilityState::Available,
+                    "unconfigured" => CapabilityState::Unconfigured,
+                    "unpermitted" => CapabilityState::Unpermitted,
+                    _ => return None,
+                };
+                Some((path.clone(), state))
+            })
+            .collect();
+        let scope = data.get("scope").and_then(Value::as_str).map(str::to_owned);
+        Some(Capabilities { states, scope })
+    }
+}
+
+/// Why the connection to the stack could not even be set up.
+#[derive(Debug)]
+pub struct SetupError(String);
+
+impl std::fmt::Display for SetupError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "cannot prepare the connection to the stack: {}", self.0)
+    }
+}
+
+impl std::error::Error for SetupError {}
+
+pub struct Stack {
+    client: sdk::Client,
+}
+
+impl Stack {
+    pub fn new(address: &StackAddress, key: Key) -> Result<Stack, SetupError> {
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let verifier = Arc::new(PinVerifier::new(address.trust, &provider));
+        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .map_err(|error| SetupError(error.to_string()))?
+            .dangerous()
+            .with_custom_certificate_verifier(verifier)
+            .with_no_client_auth();
+        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+        let http = reqwest::Client::builder()
+            .tls_backend_preconfigured(tls)
+            .tcp_nodelay(true)
+            .connect_timeout(CONNECT_TIMEOUT)
+            .timeout(ANSWER_TIMEOUT)
+            .no_proxy()
+            .redirect(reqwest::redirect::Policy::none())
+            .user_agent(concat!("lemonfiber-mcp/", env!("CARGO_PKG_VERSION")))
+            .build()
+            .map_err(|error| SetupError(error.to_string()))?;
+        Ok(Stack {
+            client: sdk::Client::new_with_client(
+                &address.base_url,
+                http,
+                Credential::with_key(key),
+            ),
+        })
+    }
+
+    pub async fn capabilities(&self) -> Result<Capabilities, Failure> {
+        let response = self
+            .client
+            .read_capabilities()
+            .send()
+            .await
+            .map_err(failure)?;
+        let status = response.status().as_u16();
+        let envelope =
+            serde_json::to_value(response.into_inner()).map_err(|_| Failure::Unexpected {
+                status: Some(status),
+            })?;
+        Capabilities::from_envelope(&envelope).ok_or(Failure::Unexpected {
+            status: Some(status),
+        })
+    }
+
+    pub async fn read(&self, read: Read, arguments: &Arguments) -> Result<Reply, Failure> {
+        sdk::send_read(&self.client, read, arguments)
+            .await
+            .map_err(failure)
+    }
+}
+
+fn failure(error: Error<sdk::types::ErrorEnvelope>) -> Failure {
+    match error {
+        Error::ErrorResponse(response) => {
+            let status = response.status().as_u16();
+            let retry_after_seconds = response
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|value| value.to_str().ok())
+                .and_then(|value| value.trim().parse().ok());
+            let problem = serde_json::to_value(&response.into_inner().data).unwrap_or(Value::Null);
+            Failure::Refused(Refusal {
+                status,
+                problem,
+                retry_after_seconds,
+            })
+        }
+        Error::CommunicationError(error)
+        | Error::ResponseBodyError(error)
+        | Error::InvalidUpgrade(error) => {
+            if pin::is_pin_mismatch(&error) {
+                Failure::PinMismatch
+            } else if error.is_timeout() {
+                Failure::Unreachable(Unreachable::TimedOut)
+            } else if error.is_connect() {
+                Failure::Unreachable(Unreachable::NoConnection)
+            } else {
+                Failure::Unreachable(Unreachable::Broken)
+            }
+        }
+        Error::UnexpectedResponse(response) => Failure::Unexpected {
+            status: Some(response.status().as_u16()),
+        },
+        Error::InvalidResponsePayload(..) | Error::InvalidRequest(_) | Error::Custom(_) => {
+            Failure::Unexpected { status: None }
+        }
+    }
+}

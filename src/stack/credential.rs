@@ -1,0 +1,147 @@
+//! The integration key, kept so that it can only ever leave in the `X-Lemonfiber-Token` header.
+
+use std::fmt;
+
+use sha2::{Digest, Sha256};
+
+/// The header every request to the stack carries its key in (never the URL).
+pub const TOKEN_HEADER: &str = "X-Lemonfiber-Token";
+const KEY_PREFIX: &str = "lfk_";
+/// Integration keys carry at least 128 bits of hex after the prefix.
+const KEY_MIN_HEX: usize = 32;
+const KEY_MAX_HEX: usize = 256;
+
+/// An integration key: `lfk_` and lower-case hex. It has no `Display`, and its `Debug` withholds it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Key(String);
+
+/// Why text is not an integration key. It never repeats the text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KeyError {
+    Empty,
+    NotAnIntegrationKey,
+}
+
+impl fmt::Display for KeyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            KeyError::Empty => f.write_str("the key is empty"),
+            KeyError::NotAnIntegrationKey => write!(
+                f,
+                "that is not an integration key (one starts with {KEY_PREFIX} followed by lower-case hex); \
+                 make one on the stack for this assistant"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for KeyError {}
+
+impl Key {
+    /// Reads a key, ignoring the surrounding white space a key file usually ends with.
+    pub fn parse(text: &str) -> Result<Key, KeyError> {
+        let text = text.trim();
+        if text.is_empty() {
+            return Err(KeyError::Empty);
+        }
+        let hex = text
+            .strip_prefix(KEY_PREFIX)
+            .ok_or(KeyError::NotAnIntegrationKey)?;
+        let well_formed = (KEY_MIN_HEX..=KEY_MAX_HEX).contains(&hex.len())
+            && hex
+                .bytes()
+                .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
+        if well_formed {
+            Ok(Key(text.to_owned()))
+        } else {
+            Err(KeyError::NotAnIntegrationKey)
+        }
+    }
+
+    /// The SHA-256 of the key: what per-key state is kept under, so the key itself is not.
+    pub fn digest(&self) -> [u8; 32] {
+        Sha256::digest(self.0.as_bytes()).into()
+    }
+
+    fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Key {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Key(withheld)")
+    }
+}
+
+/// What the generated SDK carries as its inner value: the key its requests are sent with.
+#[derive(Clone, Debug)]
+pub struct Credential {
+    key: Option<Key>,
+}
+
+impl Credential {
+    pub fn with_key(key: Key) -> Credential {
+        Credential { key: Some(key) }
+    }
+}
+
+/// The SDK's pre-hook: puts the key in its header, marked sensitive so no HTTP layer logs it.
+pub fn attach(credential: &Credential, request: &mut reqwest::Request) {
+    let Some(key) = &credential.key else { return };
+    // A parsed key is ASCII hex, so this cannot fail; if it did, the request goes without a key
+    // and the stack refuses it, which is safe.
+    if let Ok(mut value) = reqwest::header::HeaderValue::from_str(key.expose()) {
+        value.set_sensitive(true);
+        request.headers_mut().insert(TOKEN_HEADER, value);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = "lfk_0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn accepts_an_integration_key_and_trims_a_file_newline() {
+        assert_eq!(Key::parse(&format!("{GOOD}\n")), Key::parse(GOOD));
+        assert!(Key::parse(GOOD).is_ok());
+    }
+
+    #[test]
+    fn refuses_what_is_not_an_integration_key() {
+        for text in [
+            "",
+            "  ",
+            "hunter2",
+            "lfk_",
+            "lfk_0123",
+            "LFK_0123456789abcdef0123456789abcdef",
+            "lfk_0123456789ABCDEF0123456789abcdef",
+        ] {
+            assert!(Key::parse(text).is_err(), "{text:?} was taken as a key");
+        }
+    }
+
+    #[test]
+    fn debug_and_errors_never_show_the_key() {
+        let key = Key::parse(GOOD).expect("a good key");
+        assert!(!format!("{key:?}").contains("0123456789abcdef"));
+        assert!(!format!("{:?}", Credential::with_key(key)).contains("0123456789abcdef"));
+        let error = Key::parse("lfk_not-hex-at-all-but-secretish").expect_err("not a key");
+        assert!(!error.to_string().contains("secretish"));
+    }
+
+    #[test]
+    fn attach_sets_a_sensitive_token_header() {
+        let credential = Credential::with_key(Key::parse(GOOD).expect("a good key"));
+        let url = reqwest::Url::parse("https://127.0.0.1/api/status").expect("a url");
+        let mut request = reqwest::Request::new(reqwest::Method::GET, url);
+        attach(&credential, &mut request);
+        let value = request.headers().get(TOKEN_HEADER).expect("the header");
+        assert!(value.is_sensitive());
+        assert_eq!(value.to_str().ok(), Some(GOOD));
+        assert!(!request.url().as_str().contains("lfk_"));
+    }
+}

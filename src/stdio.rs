@@ -1,0 +1,31 @@
+//! `lemonfiber-mcp stdio`: one assistant, one key, over the process's stdin and stdout.
+
+use rmcp::ServiceExt;
+
+use crate::Fatal;
+use crate::config;
+use crate::server::LemonfiberServer;
+use crate::stack::Stack;
+
+pub async fn run() -> Result<(), Fatal> {
+    let settings = config::stdio_settings(|name| std::env::var(name).ok())
+        .map_err(|error| Fatal::Settings(error.to_string()))?;
+    if matches!(settings.address.trust, crate::stack::pin::Trust::Loopback) {
+        tracing::warn!(
+            "no pin is set: the stack on this machine is trusted without checking its certificate"
+        );
+    }
+    let stack = Stack::new(&settings.address, settings.key)
+        .map_err(|error| Fatal::Failed(error.to_string()))?;
+    tracing::info!(stack = %settings.address.base_url, "serving MCP over stdio");
+    let running = LemonfiberServer::new(stack)
+        .serve(rmcp::transport::stdio())
+        .await
+        .map_err(|error| Fatal::Failed(format!("the MCP session did not start: {error}")))?;
+    let reason = running
+        .waiting()
+        .await
+        .map_err(|error| Fatal::Failed(format!("the MCP session failed: {error}")))?;
+    tracing::info!(?reason, "the MCP session ended");
+    Ok(())
+}
