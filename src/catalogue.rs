@@ -217,6 +217,75 @@ pub enum Offered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::collections::BTreeSet;
+
+    /// F13-R2: walks the contract on its own terms and fails on any read or key-callable action
+    /// without a tool, any tool without words, and any tool for an action a key may not call.
+    #[test]
+    fn every_read_and_key_callable_action_has_a_described_tool_f13_r2() {
+        let contract: Value =
+            serde_json::from_str(include_str!("../contract/openapi.json")).expect("the contract");
+        let mut wanted = BTreeSet::new();
+        let mut forbidden = BTreeSet::new();
+        for (path, item) in contract["paths"].as_object().expect("paths") {
+            if item["get"]["tags"]
+                .as_array()
+                .is_some_and(|tags| tags.contains(&json!("read")))
+            {
+                wanted.insert(path.clone());
+                let tool = TOOLS.iter().find(|tool| {
+                    tool.capability == path && matches!(tool.operation, Operation::Read(_))
+                });
+                let tool = tool.unwrap_or_else(|| panic!("the read {path} has no tool"));
+                assert!(tool.resource.is_some(), "the read {path} has no resource");
+            }
+            let post = &item["post"];
+            let Some(action) = path.strip_prefix("/api/actions/") else {
+                continue;
+            };
+            let name = action.replace('-', "_");
+            match post["x-lemonfiber-key-callable"].as_bool() {
+                Some(true) => {
+                    assert!(
+                        find(&name).is_some(),
+                        "the key-callable action {action} has no tool"
+                    );
+                    if post["x-lemonfiber-rehearsal"] == json!(true) {
+                        assert!(
+                            find(&format!("rehearse_{name}")).is_some(),
+                            "{action} has no rehearsal tool"
+                        );
+                    }
+                }
+                _ => {
+                    forbidden.insert(name);
+                }
+            }
+        }
+        assert_eq!(wanted.len(), 37);
+        assert_eq!(forbidden.len(), 46);
+        for tool in TOOLS {
+            assert!(
+                !tool.title.trim().is_empty() && !tool.operator_words.trim().is_empty(),
+                "{} has no words",
+                tool.name
+            );
+            for parameter in tool.parameters {
+                assert!(
+                    !parameter.operator_words.trim().is_empty(),
+                    "{} {} has no words",
+                    tool.name,
+                    parameter.name
+                );
+            }
+            let action = tool.name.trim_start_matches("rehearse_");
+            assert!(
+                !forbidden.contains(action),
+                "{} is an action a key may not call",
+                tool.name
+            );
+        }
+    }
 
     #[test]
     fn every_tool_name_is_short_snake_case() {

@@ -75,7 +75,7 @@ pub fn answer(tool: &str, reply: Reply) -> Framed {
             let count = lines.as_array().map_or(0, Vec::len);
             let data = json!({ "lines": lines });
             Framed {
-                text: frame(&sentences::answered_lines(tool, count), &lines),
+                text: frame(&sentences::answered_lines(tool, count), &data),
                 data: Some(data),
                 file: None,
                 is_error: false,

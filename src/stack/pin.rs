@@ -150,10 +150,9 @@ pub fn is_pin_mismatch(error: &(dyn std::error::Error + 'static)) -> bool {
         }
         if let Some(rustls::Error::InvalidCertificate(CertificateError::Other(other))) =
             error.downcast_ref()
+            && other.0.downcast_ref::<PinMismatch>().is_some()
         {
-            if other.0.downcast_ref::<PinMismatch>().is_some() {
-                return true;
-            }
+            return true;
         }
         if let Some(inner) = error
             .downcast_ref::<std::io::Error>()

@@ -7,7 +7,7 @@ use serde_json::Value;
 
 use super::sdk::types;
 
-/// The most the server reads of one answer; a larger one is cut off and said to be.
+/// The most the server reads of one streamed answer (log lines or a file); the rest is dropped.
 pub const ANSWER_LIMIT: usize = 16 * 1024 * 1024;
 
 #[derive(Debug, Clone, PartialEq)]
@@ -29,6 +29,9 @@ pub enum Body {
 
 type Sent<T> = Result<T, Error<types::ErrorEnvelope>>;
 
+// The error is progenitor's own, as every generated call returns it; it is turned into a small
+// `Failure` at once.
+#[allow(clippy::result_large_err)]
 impl Reply {
     pub(super) fn from_envelope(response: ResponseValue<types::Envelope>) -> Sent<Reply> {
         let status = response.status().as_u16();

@@ -1,0 +1,103 @@
+//! The real `lemonfiber-mcp demo --json`, run as a child process for a test.
+
+// Each test crate uses its own part of the support.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::process::Stdio;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+pub const BINARY: &str = env!("CARGO_BIN_EXE_lemonfiber-mcp");
+const START_LIMIT: Duration = Duration::from_secs(30);
+
+pub struct DemoStack {
+    _child: Child,
+    pub address: String,
+    pub pin: String,
+    pub read_key_file: String,
+    pub act_key_file: String,
+    pub member_key_file: String,
+    pub control: String,
+}
+
+impl DemoStack {
+    pub async fn start() -> DemoStack {
+        Self::start_with(&[]).await
+    }
+
+    pub async fn start_with(extra: &[&str]) -> DemoStack {
+        Self::start_binary(Path::new(BINARY), extra).await
+    }
+
+    pub async fn start_binary(binary: &Path, extra: &[&str]) -> DemoStack {
+        let mut child = Command::new(binary)
+            .arg("demo")
+            .arg("--json")
+            .args(extra)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("the demo starts");
+        let stdout = child.stdout.take().expect("the demo's stdout");
+        let mut lines = BufReader::new(stdout).lines();
+        let line = tokio::time::timeout(START_LIMIT, lines.next_line())
+            .await
+            .expect("the demo says where it listens in time")
+            .expect("the demo's stdout reads")
+            .expect("the demo prints one line");
+        let info: Value = serde_json::from_str(&line).expect("the demo's line is JSON");
+        let text = |pointer: &str| {
+            info.pointer(pointer)
+                .and_then(Value::as_str)
+                .expect(pointer)
+                .to_owned()
+        };
+        DemoStack {
+            address: text("/address"),
+            pin: text("/pin"),
+            read_key_file: text("/key_files/read"),
+            act_key_file: text("/key_files/act"),
+            member_key_file: text("/key_files/member"),
+            control: text("/control"),
+            _child: child,
+        }
+    }
+
+    pub fn key(&self, file: &str) -> String {
+        std::fs::read_to_string(file)
+            .expect("the key file reads")
+            .trim()
+            .to_owned()
+    }
+
+    /// Every key the demo minted: what must never show up in a log, result or error.
+    pub fn all_keys(&self) -> Vec<String> {
+        [
+            &self.read_key_file,
+            &self.act_key_file,
+            &self.member_key_file,
+        ]
+        .iter()
+        .map(|file| self.key(file))
+        .collect()
+    }
+
+    /// What the demo stack received, from its control endpoint.
+    pub async fn requests(&self) -> Vec<Value> {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let text = reqwest::get(format!("{}/requests", self.control))
+            .await
+            .expect("the control endpoint answers")
+            .text()
+            .await
+            .expect("the control endpoint's answer reads");
+        text.lines()
+            .map(|line| serde_json::from_str(line).expect("each line is JSON"))
+            .collect()
+    }
+}

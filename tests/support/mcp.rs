@@ -1,0 +1,125 @@
+//! The real `lemonfiber-mcp stdio`, driven by rmcp's MCP client, with its stderr kept for checks.
+
+// Each test crate uses its own part of the support.
+#![allow(dead_code)]
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+
+use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::RunningService;
+use rmcp::transport::TokioChildProcess;
+use rmcp::{RoleClient, ServiceExt};
+use serde_json::Value;
+use tokio::io::AsyncReadExt;
+use tokio::process::Command;
+
+use super::demo::BINARY;
+
+pub struct Stdio {
+    pub client: RunningService<RoleClient, ()>,
+    stderr: Arc<Mutex<String>>,
+}
+
+impl Stdio {
+    /// Starts the server with exactly these environment settings (nothing inherited that could
+    /// carry a key).
+    pub async fn start(env: &[(&str, &str)]) -> Stdio {
+        Self::start_binary(Path::new(BINARY), env).await
+    }
+
+    pub async fn start_binary(binary: &Path, env: &[(&str, &str)]) -> Stdio {
+        let mut command = Command::new(binary);
+        command
+            .arg("stdio")
+            .env_clear()
+            .env("LEMONFIBER_LOG", "debug");
+        for (name, value) in env {
+            command.env(name, value);
+        }
+        let (transport, stderr_pipe) = TokioChildProcess::builder(command)
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("the stdio server starts");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        if let Some(mut pipe) = stderr_pipe {
+            let sink = stderr.clone();
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 4096];
+                while let Ok(read) = pipe.read(&mut buffer).await {
+                    if read == 0 {
+                        break;
+                    }
+                    sink.lock()
+                        .expect("stderr buffer")
+                        .push_str(&String::from_utf8_lossy(&buffer[..read]));
+                }
+            });
+        }
+        let client = ().serve(transport).await.expect("the MCP session starts");
+        Stdio { client, stderr }
+    }
+
+    pub async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
+        let Value::Object(arguments) = arguments else {
+            panic!("arguments are an object")
+        };
+        let arguments: JsonObject = arguments;
+        self.client
+            .call_tool(CallToolRequestParams::new(tool.to_owned()).with_arguments(arguments))
+            .await
+            .unwrap_or_else(|error| panic!("{tool} answers: {error}"))
+    }
+
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().expect("stderr buffer").clone()
+    }
+}
+
+/// The text of a result's first content block.
+pub fn text_of(result: &CallToolResult) -> String {
+    result
+        .content
+        .first()
+        .and_then(|content| content.as_text())
+        .map(|text| text.text.clone())
+        .unwrap_or_default()
+}
+
+/// A framed answer, taken apart: the server's sentence, the boundary, and the data between.
+pub struct Framed {
+    pub sentence: String,
+    pub boundary: String,
+    pub data: Value,
+}
+
+pub fn unframe(text: &str) -> Framed {
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(
+        lines.len() >= 4,
+        "a framed answer has a sentence, two boundary lines and data: {text}"
+    );
+    let boundary = lines[1]
+        .strip_prefix("[lemonfiber stack data ")
+        .and_then(|rest| rest.strip_suffix(']'))
+        .unwrap_or_else(|| panic!("the second line opens the data: {}", lines[1]))
+        .to_owned();
+    assert_eq!(boundary.len(), 32, "the boundary is 128 random bits");
+    assert_eq!(
+        lines[lines.len() - 1],
+        format!("[end lemonfiber stack data {boundary}]"),
+        "the last line closes the data"
+    );
+    assert_eq!(
+        text.matches(&boundary).count(),
+        2,
+        "the boundary appears only on its two lines"
+    );
+    let data =
+        serde_json::from_str(&lines[2..lines.len() - 1].join("\n")).expect("the data is JSON");
+    Framed {
+        sentence: lines[0].to_owned(),
+        boundary,
+        data,
+    }
+}
