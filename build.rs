@@ -12,6 +12,7 @@ use openapiv3::{
     OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, Schema, SchemaKind, Type,
 };
 use serde::Deserialize;
+use serde_json::json;
 
 const CONTRACT: &str = "contract/openapi.json";
 const WORDS: &str = "src/words.toml";
@@ -541,6 +542,55 @@ fn join_words<'a>(
 
 // ----- rendering -----
 
+#[derive(Clone, Copy, PartialEq)]
+enum Audience {
+    Operator,
+    Household,
+}
+
+/// A tool's JSON input schema, in the words of its audience: a member is offered only the
+/// parameters the household words describe.
+fn input_schema(
+    parameters: &[(&ContractParameter, &str, Option<&str>)],
+    audience: Audience,
+) -> String {
+    let mut properties = serde_json::Map::new();
+    let mut required = Vec::new();
+    for (parameter, operator, household) in parameters {
+        let words = match (audience, household) {
+            (Audience::Operator, _) => operator,
+            (Audience::Household, Some(household)) => household,
+            (Audience::Household, None) => continue,
+        };
+        let mut schema = match parameter.shape {
+            Shape::Text => json!({"type": "string"}),
+            Shape::TextList => json!({"type": "array", "items": {"type": "string"}}),
+            Shape::Flag => json!({"type": "boolean"}),
+        };
+        schema["description"] = json!(words.trim());
+        if let Some(default) = parameter
+            .default
+            .as_ref()
+            .filter(|default| !default.is_null())
+        {
+            schema["default"] = default.clone();
+        }
+        if parameter.required {
+            if matches!(parameter.shape, Shape::Text) {
+                schema["minLength"] = json!(1);
+            }
+            required.push(json!(parameter.name));
+        }
+        properties.insert(parameter.name.clone(), schema);
+    }
+    let mut schema =
+        json!({"type": "object", "properties": properties, "additionalProperties": false});
+    if !required.is_empty() {
+        schema["required"] = json!(required);
+    }
+    schema.to_string()
+}
+
 /// `read_front_door` → `FrontDoor`; `downloads_pause` → `DownloadsPause`.
 fn variant(snake: &str) -> String {
     snake
@@ -592,16 +642,22 @@ fn render_catalogue(catalogue: &[WordedTool]) -> String {
             ),
             _ => "None".to_owned(),
         };
+        let household_schema = words
+            .household
+            .as_ref()
+            .map(|_| input_schema(parameters, Audience::Household));
         let _ = writeln!(
             out,
-            "    ToolSpec {{\n        name: {:?},\n        title: {:?},\n        operator_words: {:?},\n        household_words: {:?},\n        capability: {:?},\n        operation: {operation},\n        annotations: Annotations {{ read_only: {read_only}, destructive: {destructive}, idempotent: {idempotent} }},\n        resource: {resource},\n        parameters: &[",
+            "    ToolSpec {{\n        name: {:?},\n        title: {:?},\n        operator_words: {:?},\n        household_words: {:?},\n        capability: {:?},\n        operation: {operation},\n        annotations: Annotations {{ read_only: {read_only}, destructive: {destructive}, idempotent: {idempotent} }},\n        resource: {resource},\n        input_schema: {:?},\n        household_input_schema: {:?},\n        parameters: &[",
             tool.name,
             words.title.trim(),
             words.operator.trim(),
             words.household.as_deref().map(str::trim),
             tool.path,
+            input_schema(parameters, Audience::Operator),
+            household_schema,
         );
-        for (parameter, operator, household) in parameters {
+        for (parameter, _, household) in parameters {
             let shape = match parameter.shape {
                 Shape::Text => "Shape::Text",
                 Shape::TextList => "Shape::TextList",
@@ -609,13 +665,11 @@ fn render_catalogue(catalogue: &[WordedTool]) -> String {
             };
             let _ = writeln!(
                 out,
-                "            ParameterSpec {{ name: {:?}, shape: {shape}, required: {}, in_path: {}, default: {:?}, operator_words: {:?}, household_words: {:?} }},",
+                "            ParameterSpec {{ name: {:?}, shape: {shape}, required: {}, in_path: {}, household: {} }},",
                 parameter.name,
                 parameter.required,
                 parameter.in_path,
-                parameter.default.as_ref().map(|value| value.to_string()),
-                operator.trim(),
-                household.map(str::trim),
+                household.is_some(),
             );
         }
         out.push_str("        ],\n    },\n");

@@ -2,7 +2,7 @@
 //! input schema, annotations and resource, in the operator's or the household's words.
 
 use rmcp::model::{JsonObject, Resource, ResourceTemplate, Tool, ToolAnnotations};
-use serde_json::{Value, json};
+use serde_json::Value;
 
 include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
 
@@ -19,6 +19,10 @@ pub struct ToolSpec {
     pub annotations: Annotations,
     /// `lemonfiber://read/...`: a resource, or a template where the read has path segments.
     pub resource: Option<&'static str>,
+    /// JSON Schema text for the operator, and for a household member where the tool has
+    /// household words.
+    pub input_schema: &'static str,
+    pub household_input_schema: Option<&'static str>,
     pub parameters: &'static [ParameterSpec],
 }
 
@@ -42,10 +46,8 @@ pub struct ParameterSpec {
     pub shape: Shape,
     pub required: bool,
     pub in_path: bool,
-    /// The contract's default, as JSON text.
-    pub default: Option<&'static str>,
-    pub operator_words: &'static str,
-    pub household_words: Option<&'static str>,
+    /// Whether a household member is offered it: the household words describe it.
+    pub household: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -82,7 +84,7 @@ impl ToolSpec {
             .iter()
             .filter(move |parameter| match audience {
                 Audience::Operator => true,
-                Audience::Household => parameter.household_words.is_some(),
+                Audience::Household => parameter.household,
             })
     }
 
@@ -93,43 +95,14 @@ impl ToolSpec {
         }
     }
 
+    /// The input schema build.rs wrote for this audience.
     pub fn input_schema(&self, audience: Audience) -> JsonObject {
-        let mut properties = serde_json::Map::new();
-        let mut required = Vec::new();
-        for parameter in self.parameters_for(audience) {
-            let words = match audience {
-                Audience::Household => parameter
-                    .household_words
-                    .unwrap_or(parameter.operator_words),
-                Audience::Operator => parameter.operator_words,
-            };
-            let mut schema = match parameter.shape {
-                Shape::Text => json!({"type": "string"}),
-                Shape::TextList => json!({"type": "array", "items": {"type": "string"}}),
-                Shape::Flag => json!({"type": "boolean"}),
-            };
-            schema["description"] = Value::from(words);
-            if let Some(default) = parameter
-                .default
-                .and_then(|text| serde_json::from_str::<Value>(text).ok())
-                && !default.is_null()
-            {
-                schema["default"] = default;
-            }
-            if parameter.required {
-                schema["minLength"] = Value::from(1);
-                required.push(Value::from(parameter.name));
-            }
-            properties.insert(parameter.name.to_owned(), schema);
-        }
-        let mut schema = JsonObject::new();
-        schema.insert("type".into(), Value::from("object"));
-        schema.insert("properties".into(), Value::Object(properties));
-        if !required.is_empty() {
-            schema.insert("required".into(), Value::Array(required));
-        }
-        schema.insert("additionalProperties".into(), Value::Bool(false));
-        schema
+        let text = match audience {
+            Audience::Household => self.household_input_schema.unwrap_or(self.input_schema),
+            Audience::Operator => self.input_schema,
+        };
+        // build.rs wrote it from a JSON value, so it parses.
+        serde_json::from_str(text).unwrap_or_default()
     }
 
     pub fn tool(&self, audience: Audience) -> Tool {
@@ -217,6 +190,7 @@ pub enum Offered {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
     use std::collections::BTreeSet;
 
     /// F13-R2: walks the contract on its own terms and fails on any read or key-callable action
@@ -270,12 +244,15 @@ mod tests {
                 "{} has no words",
                 tool.name
             );
-            for parameter in tool.parameters {
+            let schema = tool.input_schema(Audience::Operator);
+            let properties = schema["properties"].as_object().expect("properties");
+            assert_eq!(properties.len(), tool.parameters.len(), "{}", tool.name);
+            for (name, parameter) in properties {
+                let words = parameter["description"].as_str().unwrap_or_default();
                 assert!(
-                    !parameter.operator_words.trim().is_empty(),
-                    "{} {} has no words",
-                    tool.name,
-                    parameter.name
+                    !words.trim().is_empty(),
+                    "{} {name} has no words",
+                    tool.name
                 );
             }
             let action = tool.name.trim_start_matches("rehearse_");

@@ -208,3 +208,46 @@ fn failure(error: Error<sdk::types::ErrorEnvelope>) -> Failure {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn an_answer_with_fields_the_contract_does_not_name_is_accepted() {
+        let text = r#"{"api_version":1,"kind":"status","data":{"newer":{"x":1}},"served_by":"a newer core"}"#;
+        let envelope: sdk::types::Envelope = serde_json::from_str(text).expect("accepted");
+        assert_eq!(
+            serde_json::to_value(&envelope).expect("value")["data"]["newer"]["x"],
+            1
+        );
+        let problem = r#"{"api_version":1,"kind":"error","data":{"code":"ADMIT-4","severity":"error","state":"refused",
+            "summary":"s","meaning":"m","remedies":[],"since":"later"}}"#;
+        assert!(serde_json::from_str::<sdk::types::ErrorEnvelope>(problem).is_ok());
+    }
+
+    #[test]
+    fn capabilities_keep_the_states_they_know() {
+        let envelope = json!({"api_version": 1, "kind": "capabilities", "data": {
+            "capabilities": {"/api/status": "available", "/api/config": "unconfigured",
+                             "/api/actions/restart": "unpermitted", "/api/future": "someday"},
+            "scope": "read"}});
+        let capabilities = Capabilities::from_envelope(&envelope).expect("capabilities");
+        assert_eq!(
+            capabilities.state_of("/api/status"),
+            Some(CapabilityState::Available)
+        );
+        assert_eq!(
+            capabilities.state_of("/api/config"),
+            Some(CapabilityState::Unconfigured)
+        );
+        assert_eq!(
+            capabilities.state_of("/api/actions/restart"),
+            Some(CapabilityState::Unpermitted)
+        );
+        assert_eq!(capabilities.state_of("/api/future"), None);
+        assert_eq!(capabilities.scope.as_deref(), Some("read"));
+        assert!(Capabilities::from_envelope(&json!({"kind": "status", "data": {}})).is_none());
+    }
+}
