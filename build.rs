@@ -78,6 +78,8 @@ struct ContractTool {
 #[derive(Clone, Copy, PartialEq)]
 enum Role {
     Read,
+    /// Asks after a job an action started: offered whenever an action is.
+    Job,
     Rehearse,
     Act,
 }
@@ -102,6 +104,9 @@ enum Shape {
 /// The flags an action carries in the contract's `x-lemonfiber-*` extensions.
 #[derive(Clone)]
 struct ActionFlags {
+    /// The schema its JSON body is, which names the SDK's type for it.
+    body_type: String,
+    stale_offer: Option<String>,
     disturbs: bool,
     rehearsal: bool,
     idempotent: bool,
@@ -123,6 +128,18 @@ fn tools_of(contract: &OpenAPI) -> Result<Vec<ContractTool>, Problems> {
         {
             match read_tool(path, get) {
                 Ok(tool) => tools.push(tool),
+                Err(mut more) => problems.append(&mut more),
+            }
+        }
+        if let Some(get) = &item.get
+            && get.tags.iter().any(|tag| tag == "jobs")
+        {
+            match read_tool(path, get) {
+                Ok(tool) => tools.push(ContractTool {
+                    name: "job".to_owned(),
+                    role: Role::Job,
+                    ..tool
+                }),
                 Err(mut more) => problems.append(&mut more),
             }
         }
@@ -265,7 +282,11 @@ fn extension_bool(operation: &Operation, name: &str) -> Option<bool> {
         .and_then(serde_json::Value::as_bool)
 }
 
-fn action_flags(path: &str, operation: &Operation) -> Result<ActionFlags, Problems> {
+fn action_flags(
+    path: &str,
+    operation: &Operation,
+    body_type: String,
+) -> Result<ActionFlags, Problems> {
     let flag = |name: &str| {
         extension_bool(operation, name)
             .ok_or_else(|| format!("{path}: {name} must be true or false"))
@@ -285,7 +306,14 @@ fn action_flags(path: &str, operation: &Operation) -> Result<ActionFlags, Proble
                 "{path}: x-lemonfiber-consent must list argument names"
             )]
         })?;
+    let stale_offer = operation
+        .extensions
+        .get("x-lemonfiber-stale-offer")
+        .and_then(serde_json::Value::as_str)
+        .map(str::to_owned);
     Ok(ActionFlags {
+        body_type,
+        stale_offer,
         disturbs: flag("x-lemonfiber-disturbs").map_err(|p| vec![p])?,
         rehearsal: flag("x-lemonfiber-rehearsal").map_err(|p| vec![p])?,
         idempotent: flag("x-lemonfiber-idempotent").map_err(|p| vec![p])?,
@@ -293,12 +321,12 @@ fn action_flags(path: &str, operation: &Operation) -> Result<ActionFlags, Proble
     })
 }
 
-/// The arguments an action's JSON body takes, from its request body schema.
+/// The name of an action's body schema and the arguments it takes.
 fn action_arguments(
     contract: &OpenAPI,
     path: &str,
     operation: &Operation,
-) -> Result<Vec<ContractParameter>, Problems> {
+) -> Result<(String, Vec<ContractParameter>), Problems> {
     let missing = || {
         vec![format!(
             "{path}: the action needs an application/json request body naming its arguments schema"
@@ -314,9 +342,17 @@ fn action_arguments(
     else {
         return Err(missing());
     };
-    let schema = reference
+    let name = reference
         .strip_prefix("#/components/schemas/")
-        .and_then(|name| contract.components.as_ref()?.schemas.get(name))
+        .ok_or_else(|| {
+            vec![format!(
+                "{path}: {reference} is not a schema of this contract"
+            )]
+        })?;
+    let schema = contract
+        .components
+        .as_ref()
+        .and_then(|components| components.schemas.get(name))
         .ok_or_else(|| vec![format!("{path}: {reference} does not resolve")])?;
     let ReferenceOr::Item(Schema {
         schema_kind: SchemaKind::Type(Type::Object(object)),
@@ -349,7 +385,7 @@ fn action_arguments(
         }
     }
     if problems.is_empty() {
-        Ok(arguments)
+        Ok((name.to_owned(), arguments))
     } else {
         Err(problems)
     }
@@ -368,9 +404,10 @@ fn action_tools(
         )]);
     };
     let name = action.replace('-', "_");
-    let flags = action_flags(path, post)?;
+    let (body_type, arguments) = action_arguments(contract, path, post)?;
+    let flags = action_flags(path, post, body_type)?;
     let operation_id = operation_id(path, post)?;
-    let arguments: Vec<ContractParameter> = action_arguments(contract, path, post)?
+    let arguments: Vec<ContractParameter> = arguments
         .into_iter()
         .filter(|argument| argument.name != "dry_run")
         .map(|mut argument| {
@@ -627,6 +664,7 @@ fn render_catalogue(catalogue: &[WordedTool]) -> String {
             Role::Read => format!("Operation::Read(Read::{})", read_variant(tool)),
             Role::Rehearse => format!("Operation::Rehearse(Action::{})", action_variant(tool)),
             Role::Act => format!("Operation::Act(Action::{})", action_variant(tool)),
+            Role::Job => "Operation::Job".to_owned(),
         };
         let (read_only, destructive, idempotent) = match (&tool.action, tool.role) {
             (Some(flags), Role::Act) => (false, flags.disturbs, flags.idempotent),
@@ -690,6 +728,47 @@ fn render_catalogue(catalogue: &[WordedTool]) -> String {
     for tool in &actions {
         let _ = writeln!(out, "    {},", action_variant(tool));
     }
+    out.push_str("}\n\nimpl Action {\n");
+    let mut method = |doc: &str, signature: &str, value: &dyn Fn(&ContractTool) -> String| {
+        let _ = writeln!(
+            out,
+            "    /// {doc}\n    pub fn {signature} {{\n        match self {{"
+        );
+        for tool in &actions {
+            let _ = writeln!(
+                out,
+                "            Action::{} => {},",
+                action_variant(tool),
+                value(tool)
+            );
+        }
+        out.push_str("        }\n    }\n\n");
+    };
+    method(
+        "The tool that acts.",
+        "act_tool(self) -> &'static str",
+        &|tool| format!("{:?}", tool.name),
+    );
+    method(
+        "The tool that rehearses it, for an action that can be rehearsed.",
+        "rehearsal_tool(self) -> Option<&'static str>",
+        &|tool| match tool.action.as_ref().is_some_and(|flags| flags.rehearsal) {
+            true => format!("Some({:?})", format!("rehearse_{}", tool.name)),
+            false => "None".to_owned(),
+        },
+    );
+    method(
+        "The code the stack refuses with when the offer was made on a state that has since moved.",
+        "stale_offer_code(self) -> Option<&'static str>",
+        &|tool| {
+            format!(
+                "{:?}",
+                tool.action
+                    .as_ref()
+                    .and_then(|flags| flags.stale_offer.as_deref())
+            )
+        },
+    );
     out.push_str("}\n");
     out
 }
@@ -724,6 +803,20 @@ fn render_sdk_calls(tools: &[ContractTool]) -> String {
             "super::reply::Reply::from_stream(call.send().await?).await"
         };
         let _ = writeln!(out, "            {convert}\n        }}");
+    }
+    out.push_str("    }\n}\n\n");
+    out.push_str(
+        "pub(super) async fn send_action(\n    client: &Client,\n    action: crate::catalogue::Action,\n    body: serde_json::Map<String, serde_json::Value>,\n) -> Result<super::reply::Reply, Error<types::ErrorEnvelope>> {\n    use crate::catalogue::Action;\n    let body = serde_json::Value::Object(body);\n    match action {\n",
+    );
+    for tool in tools.iter().filter(|tool| tool.role == Role::Act) {
+        let Some(flags) = &tool.action else { continue };
+        let _ = writeln!(
+            out,
+            "        Action::{} => {{\n            let body: types::{} = serde_json::from_value(body).map_err(|error| Error::InvalidRequest(error.to_string()))?;\n            super::reply::Reply::from_envelope(client.{}().body(body).send().await?)\n        }}",
+            action_variant(tool),
+            flags.body_type,
+            tool.operation_id
+        );
     }
     out.push_str("    }\n}\n");
     out

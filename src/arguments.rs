@@ -65,6 +65,11 @@ impl Arguments {
         Ok(Arguments(checked))
     }
 
+    /// The arguments as an action's JSON body.
+    pub fn to_body(&self) -> Map<String, Value> {
+        self.0.clone()
+    }
+
     pub fn text(&self, name: &str) -> Option<String> {
         self.0.get(name)?.as_str().map(str::to_owned)
     }

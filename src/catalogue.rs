@@ -31,6 +31,8 @@ pub enum Operation {
     Read(Read),
     Rehearse(Action),
     Act(Action),
+    /// Asks after a job an action started.
+    Job,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -4,6 +4,7 @@
 use std::fmt;
 use std::net::IpAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::stack::StackAddress;
 use crate::stack::credential::{Key, KeyError};
@@ -13,6 +14,10 @@ pub const ADDRESS: &str = "LEMONFIBER_ADDRESS";
 pub const PIN: &str = "LEMONFIBER_PIN";
 pub const KEY_FILE: &str = "LEMONFIBER_KEY_FILE";
 pub const KEY: &str = "LEMONFIBER_KEY";
+pub const JOB_WAIT: &str = "LEMONFIBER_JOB_WAIT";
+
+const DEFAULT_JOB_WAIT_SECONDS: u64 = 10;
+const LONGEST_JOB_WAIT_SECONDS: u64 = 300;
 
 /// What is wrong with the settings. Names the setting, never its value.
 #[derive(Debug)]
@@ -25,6 +30,7 @@ pub enum ConfigError {
     NoKey,
     KeyFileUnreadable(PathBuf, std::io::ErrorKind),
     BadKey(&'static str, KeyError),
+    BadJobWait,
 }
 
 impl fmt::Display for ConfigError {
@@ -57,6 +63,10 @@ impl fmt::Display for ConfigError {
                 )
             }
             ConfigError::BadKey(setting, error) => write!(f, "{setting}: {error}"),
+            ConfigError::BadJobWait => write!(
+                f,
+                "{JOB_WAIT} is how many seconds an action's job is followed, a whole number from 0 to {LONGEST_JOB_WAIT_SECONDS}"
+            ),
         }
     }
 }
@@ -68,6 +78,7 @@ impl std::error::Error for ConfigError {}
 pub struct StdioSettings {
     pub address: StackAddress,
     pub key: Key,
+    pub job_wait: Duration,
 }
 
 /// Reads the settings through `lookup` (the process environment, or a test's map).
@@ -90,7 +101,20 @@ pub fn stdio_settings(
         }
         (None, Some(text)) => Key::parse(&text).map_err(|error| ConfigError::BadKey(KEY, error))?,
     };
-    Ok(StdioSettings { address, key })
+    let job_wait = match set(JOB_WAIT) {
+        None => DEFAULT_JOB_WAIT_SECONDS,
+        Some(text) => text
+            .trim()
+            .parse()
+            .ok()
+            .filter(|seconds| *seconds <= LONGEST_JOB_WAIT_SECONDS)
+            .ok_or(ConfigError::BadJobWait)?,
+    };
+    Ok(StdioSettings {
+        address,
+        key,
+        job_wait: Duration::from_secs(job_wait),
+    })
 }
 
 /// `https://host:port` (or `host:port`), and how its certificate is known: by the pin, which only

@@ -1,6 +1,7 @@
 //! `lemonfiber-mcp demo`: an embedded stack on loopback that behaves like a lemonfiber stack for
 //! this contract, with its own certificate and keys, for trying the server and for the tests.
 
+mod actions;
 mod api;
 mod control;
 mod household;
@@ -22,6 +23,7 @@ use requests::RequestLog;
 
 pub struct Demo {
     household: Household,
+    actions: actions::Actions,
     keys: Vec<DemoKey>,
     requests: RequestLog,
 }
@@ -51,6 +53,7 @@ pub async fn run(listen: SocketAddr, print_json: bool) -> Result<(), DemoError> 
     let (key_directory, keys) = keys::mint(&std::env::temp_dir())?;
     let demo = Arc::new(Demo {
         household: Household::load()?,
+        actions: actions::Actions::default(),
         keys,
         requests: RequestLog::default(),
     });

@@ -5,6 +5,7 @@ mod arguments;
 mod catalogue;
 mod config;
 mod demo;
+mod jobs;
 mod outcome;
 mod sentences;
 mod server;

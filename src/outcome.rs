@@ -7,7 +7,10 @@ use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
+use std::time::Duration;
+
 use crate::arguments::ArgumentProblem;
+use crate::jobs::JobState;
 use crate::sentences::{self, DATA_END, DATA_START};
 use crate::stack::{Body, Failure, Refusal, Reply};
 
@@ -59,27 +62,23 @@ impl Framed {
     }
 }
 
+/// The server's sentence and the stack's data, cleaned, in both forms.
+fn with_data(sentence: &str, data: Value, is_error: bool) -> Framed {
+    let data = clean(data);
+    Framed {
+        text: frame(sentence, &data),
+        data: Some(data),
+        file: None,
+        is_error,
+    }
+}
+
 pub fn answer(tool: &str, reply: Reply) -> Framed {
     match reply.body {
-        Body::Envelope(envelope) => {
-            let envelope = clean(envelope);
-            Framed {
-                text: frame(&sentences::answered(tool), &envelope),
-                data: Some(envelope),
-                file: None,
-                is_error: false,
-            }
-        }
+        Body::Envelope(envelope) => with_data(&sentences::answered(tool), envelope, false),
         Body::Lines(lines) => {
-            let lines = clean(Value::Array(lines));
-            let count = lines.as_array().map_or(0, Vec::len);
-            let data = json!({ "lines": lines });
-            Framed {
-                text: frame(&sentences::answered_lines(tool, count), &data),
-                data: Some(data),
-                file: None,
-                is_error: false,
-            }
+            let sentence = sentences::answered_lines(tool, lines.len());
+            with_data(&sentence, json!({ "lines": lines }), false)
         }
         Body::File { media_type, bytes } => {
             let media_type = clean_text(&media_type);
@@ -91,13 +90,75 @@ pub fn answer(tool: &str, reply: Reply) -> Framed {
                 }
             });
             Framed {
-                text: frame(&sentences::answered_file(tool), &about),
-                data: Some(about),
                 file: Some((media_type, bytes)),
-                is_error: false,
+                ..with_data(&sentences::answered_file(tool), about, false)
             }
         }
     }
+}
+
+/// The envelope of an answer, or what the stack answered instead of one.
+fn envelope_of(reply: Reply) -> Value {
+    match reply.body {
+        Body::Envelope(envelope) => envelope,
+        Body::Lines(lines) => json!({ "lines": lines }),
+        Body::File { media_type, bytes } => {
+            json!({ "file": { "media_type": media_type, "size_bytes": bytes.len() } })
+        }
+    }
+}
+
+pub fn rehearsed(rehearsal: &str, act: &str, reply: Reply) -> Framed {
+    with_data(
+        &sentences::rehearsed(rehearsal, act),
+        envelope_of(reply),
+        false,
+    )
+}
+
+pub fn acted(act: &str, reply: Reply) -> Framed {
+    with_data(&sentences::acted(act), envelope_of(reply), false)
+}
+
+pub fn job_not_followed(act: &str, reply: Reply) -> Framed {
+    with_data(&sentences::job_not_followed(act), envelope_of(reply), false)
+}
+
+pub fn rehearse_first(act: &str, rehearsal: &str) -> Framed {
+    Framed::said(sentences::rehearse_first(act, rehearsal))
+}
+
+pub fn stale(act: &str, rehearsal: &str, refusal: &Refusal) -> Framed {
+    with_data(&sentences::stale(act, rehearsal), problem_of(refusal), true)
+}
+
+/// Where a job stands, after an act tool followed it (`act` and how long) or when the job tool
+/// asked. The job's identifier is the stack's text, so it travels as data.
+pub fn job(job: &str, state: JobState, after: Option<(&str, Duration)>) -> Framed {
+    let act = after.map(|(act, _)| act);
+    let (sentence, data, is_error) = match state {
+        JobState::Running(envelope) => (
+            sentences::job_running(after.map(|(act, waited)| (act, waited.as_secs()))),
+            json!({ "job": job, "state": "running", "answer": envelope }),
+            false,
+        ),
+        JobState::Finished(envelope) => (
+            sentences::job_finished(act),
+            json!({ "job": job, "state": "finished", "answer": envelope }),
+            false,
+        ),
+        JobState::Stopped(refusal) => (
+            sentences::job_stopped(act),
+            json!({ "job": job, "state": "stopped", "problem": problem_of(&refusal)["problem"] }),
+            true,
+        ),
+        JobState::Unknown(refusal) => (
+            sentences::job_unknown().to_owned(),
+            json!({ "job": job, "state": "unknown", "problem": problem_of(&refusal)["problem"] }),
+            true,
+        ),
+    };
+    with_data(&sentence, data, is_error)
 }
 
 pub fn failure(failure: &Failure) -> Framed {
@@ -111,24 +172,22 @@ pub fn failure(failure: &Failure) -> Framed {
 
 /// A refusal hands over the Problem's code, summary and remedies; never its `detail`, which may
 /// carry what the stack knows of its own internals.
-fn refused(refusal: &Refusal) -> Framed {
+fn problem_of(refusal: &Refusal) -> Value {
     let mut problem = Map::new();
     for field in ["code", "summary", "remedies"] {
         if let Some(value) = refusal.problem.get(field) {
             problem.insert(field.to_owned(), value.clone());
         }
     }
-    let problem = clean(json!({ "status": refusal.status, "problem": problem }));
+    json!({ "status": refusal.status, "problem": problem })
+}
+
+fn refused(refusal: &Refusal) -> Framed {
     let mut sentence = sentences::refused(refusal.status);
     if let Some(seconds) = refusal.retry_after_seconds {
         sentence = format!("{sentence} {}", sentences::retry_after(seconds));
     }
-    Framed {
-        text: frame(&sentence, &problem),
-        data: Some(problem),
-        file: None,
-        is_error: true,
-    }
+    with_data(&sentence, problem_of(refusal), true)
 }
 
 pub fn argument_refused(problem: &ArgumentProblem, tool: &str) -> Framed {

@@ -5,25 +5,29 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, Implementation, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
 use tokio::sync::Mutex;
 
 use crate::arguments::Arguments;
-use crate::catalogue::{self, Audience, Offered, Operation, ToolSpec};
+use crate::catalogue::{self, Action, Audience, Offered, Operation, ToolSpec};
+use crate::jobs;
 use crate::outcome::{self, Framed};
 use crate::sentences;
-use crate::stack::{Capabilities, CapabilityState, Failure, Stack};
+use crate::stack::{Capabilities, CapabilityState, Failure, Refusal, Stack};
 
 /// How long what the stack said a key may do is trusted before it is asked again.
 const CAPABILITIES_FRESH_FOR: Duration = Duration::from_secs(30);
 
 pub struct LemonfiberServer {
     stack: Stack,
+    /// How long an action's job is followed before the answer says it is still running.
+    job_wait: Duration,
     capabilities: Mutex<Option<(Instant, Arc<Capabilities>)>>,
 }
 
@@ -35,11 +39,19 @@ struct Offer {
 
 impl Offer {
     /// A key is offered a read the stack marks available; a member only one with household words.
+    /// A key is offered a tool whose path the stack marks available (a member only one with
+    /// household words), and the job tool whenever it is offered an action.
     fn admits(&self, tool: &ToolSpec) -> bool {
-        let household_may = self.audience == Audience::Operator || tool.household_words.is_some();
-        matches!(tool.operation, Operation::Read(_))
-            && household_may
-            && self.capabilities.state_of(tool.capability) == Some(CapabilityState::Available)
+        match tool.operation {
+            Operation::Job => catalogue::TOOLS
+                .iter()
+                .any(|other| matches!(other.operation, Operation::Act(_)) && self.admits(other)),
+            _ => {
+                (self.audience == Audience::Operator || tool.household_words.is_some())
+                    && self.capabilities.state_of(tool.capability)
+                        == Some(CapabilityState::Available)
+            }
+        }
     }
 
     fn tools(&self) -> impl Iterator<Item = &'static ToolSpec> + '_ {
@@ -48,9 +60,10 @@ impl Offer {
 }
 
 impl LemonfiberServer {
-    pub fn new(stack: Stack) -> LemonfiberServer {
+    pub fn new(stack: Stack, job_wait: Duration) -> LemonfiberServer {
         LemonfiberServer {
             stack,
+            job_wait,
             capabilities: Mutex::new(None),
         }
     }
@@ -79,12 +92,9 @@ impl LemonfiberServer {
     }
 
     /// Runs one tool: the offer, the arguments, then the stack. Nothing reaches the stack for a
-    /// tool this key is not offered or for arguments the tool does not take.
-    async fn run(
-        &self,
-        tool: &'static ToolSpec,
-        given: Option<serde_json::Map<String, serde_json::Value>>,
-    ) -> Framed {
+    /// tool this key is not offered, for arguments the tool does not take, or for an action
+    /// without the offer that is the person's yes (F13-R4).
+    async fn run(&self, tool: &'static ToolSpec, given: Option<JsonObject>) -> Framed {
         let offer = match self.offer().await {
             Ok(offer) => offer,
             Err(failure) => return outcome::failure(&failure),
@@ -92,25 +102,107 @@ impl LemonfiberServer {
         if !offer.admits(tool) {
             return outcome::not_offered(tool.name);
         }
+        if let Operation::Act(action) = tool.operation
+            && let Some(rehearsal) = action.rehearsal_tool()
+            && lacks_an_offer(given.as_ref())
+        {
+            return outcome::rehearse_first(tool.name, rehearsal);
+        }
         let arguments = match Arguments::check(tool.parameters_for(offer.audience), given) {
             Ok(arguments) => arguments,
             Err(problem) => return outcome::argument_refused(&problem, tool.name),
         };
-        let Operation::Read(read) = tool.operation else {
-            return outcome::not_offered(tool.name);
+        let answered = match tool.operation {
+            Operation::Read(read) => self
+                .stack
+                .read(read, &arguments)
+                .await
+                .map(|reply| outcome::answer(tool.name, reply)),
+            Operation::Rehearse(action) => self
+                .stack
+                .act(action, &arguments, true)
+                .await
+                .map(|reply| outcome::rehearsed(tool.name, action.act_tool(), reply)),
+            Operation::Act(action) => self.act(tool, action, &arguments).await,
+            Operation::Job => {
+                let job = arguments.text("job").unwrap_or_default();
+                jobs::ask(&self.stack, &job)
+                    .await
+                    .map(|state| outcome::job(&job, state, None))
+            }
         };
-        match self.stack.read(read, &arguments).await {
-            Ok(reply) => outcome::answer(tool.name, reply),
+        answered.unwrap_or_else(|failure| {
+            tracing::info!(
+                tool = tool.name,
+                failure = failure_name(&failure),
+                "the stack did not answer the tool"
+            );
+            outcome::failure(&failure)
+        })
+    }
+
+    /// Acts once, never again on its own: a stale offer is said as such, and a job the action
+    /// started is followed for a while.
+    async fn act(
+        &self,
+        tool: &ToolSpec,
+        action: Action,
+        arguments: &Arguments,
+    ) -> Result<Framed, Failure> {
+        let reply = match self.stack.act(action, arguments, false).await {
+            Ok(reply) => reply,
+            Err(Failure::Refused(refusal)) if is_stale(action, &refusal) => {
+                let rehearsal = action.rehearsal_tool().unwrap_or(tool.name);
+                return Ok(outcome::stale(tool.name, rehearsal, &refusal));
+            }
+            Err(failure) => return Err(failure),
+        };
+        tracing::info!(
+            tool = tool.name,
+            status = reply.status,
+            "the stack took the action"
+        );
+        let Some(job) = jobs::started(&reply) else {
+            return Ok(outcome::acted(tool.name, reply));
+        };
+        let started = Instant::now();
+        match jobs::follow(&self.stack, &job, self.job_wait).await {
+            Ok(state) => Ok(outcome::job(
+                &job,
+                state,
+                Some((tool.name, started.elapsed())),
+            )),
             Err(failure) => {
                 tracing::info!(
                     tool = tool.name,
                     failure = failure_name(&failure),
-                    "the stack did not answer the tool"
+                    "the job could not be followed"
                 );
-                outcome::failure(&failure)
+                Ok(outcome::job_not_followed(tool.name, reply))
             }
         }
     }
+}
+
+/// Whether an act tool was called with no offer at all (left out, null or blank): the one thing
+/// the server asks of an action before anything else. An offer of the wrong type is left to the
+/// argument check, which says so.
+fn lacks_an_offer(given: Option<&JsonObject>) -> bool {
+    match given.and_then(|given| given.get("offer")) {
+        None | Some(serde_json::Value::Null) => true,
+        Some(serde_json::Value::String(offer)) => offer.trim().is_empty(),
+        Some(_) => false,
+    }
+}
+
+fn is_stale(action: Action, refusal: &Refusal) -> bool {
+    refusal.status == 400
+        && action.stale_offer_code().is_some()
+        && refusal
+            .problem
+            .get("code")
+            .and_then(serde_json::Value::as_str)
+            == action.stale_offer_code()
 }
 
 fn failure_name(failure: &Failure) -> &'static str {

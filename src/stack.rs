@@ -14,7 +14,7 @@ use progenitor_client::Error;
 use serde_json::Value;
 
 use crate::arguments::Arguments;
-use crate::catalogue::Read;
+use crate::catalogue::{Action, Read};
 use credential::{Credential, Key};
 use pin::{PinVerifier, Trust};
 pub use reply::{Body, Reply};
@@ -168,6 +168,35 @@ impl Stack {
         sdk::send_read(&self.client, read, arguments)
             .await
             .map_err(failure)
+    }
+
+    /// Sends an action once (actions are never retried); a rehearsal adds `dry_run: true`.
+    pub async fn act(
+        &self,
+        action: Action,
+        arguments: &Arguments,
+        rehearse: bool,
+    ) -> Result<Reply, Failure> {
+        let mut body = arguments.to_body();
+        if rehearse {
+            body.insert("dry_run".to_owned(), Value::Bool(true));
+        }
+        sdk::send_action(&self.client, action, body)
+            .await
+            .map_err(failure)
+    }
+
+    /// Where a job stands: `202` running, `200` finished; a stopped or unknown job is a refusal
+    /// (`500` or `404`).
+    pub async fn job(&self, job: &str) -> Result<Reply, Failure> {
+        let response = self
+            .client
+            .read_job()
+            .job(job)
+            .send()
+            .await
+            .map_err(failure)?;
+        Reply::from_envelope(response).map_err(failure)
     }
 }
 

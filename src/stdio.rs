@@ -18,7 +18,7 @@ pub async fn run() -> Result<(), Fatal> {
     let stack = Stack::new(&settings.address, settings.key)
         .map_err(|error| Fatal::Failed(error.to_string()))?;
     tracing::info!(stack = %settings.address.base_url, "serving MCP over stdio");
-    let running = LemonfiberServer::new(stack)
+    let running = LemonfiberServer::new(stack, settings.job_wait)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|error| Fatal::Failed(format!("the MCP session did not start: {error}")))?;

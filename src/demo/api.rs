@@ -1,19 +1,22 @@
-//! The demo stack's web API: the contract's reads and capabilities behind integration keys.
+//! The demo stack's web API: the contract's reads, actions, jobs and capabilities behind
+//! integration keys, answered as the real core answers them.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use axum::Router;
+use axum::body::Bytes;
 use axum::extract::{Request, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use super::Demo;
+use super::actions::{self, Acted};
 use super::household::{Answer, Query};
 use super::keys::Scope;
 use super::requests::Received;
-use crate::catalogue;
+use crate::catalogue::{self, Operation};
 use crate::stack::credential::TOKEN_HEADER;
 
 /// The reads a household member's key may reach.
@@ -24,17 +27,19 @@ const MEMBER_READS: [&str; 5] = [
     "/api/watching",
     "/api/playing",
 ];
+const BODY_LIMIT: usize = 64 * 1024;
 
 pub fn router(demo: Arc<Demo>) -> Router {
     Router::new().fallback(answer).with_state(demo)
 }
 
 async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
+    let method = request.method().clone();
     let path = request.uri().path().to_owned();
     let query = request.uri().query().map(str::to_owned);
     let scope = scope_of(&demo, request.headers());
     demo.requests.record(Received {
-        method: request.method().to_string(),
+        method: method.to_string(),
         path: path.clone(),
         query: query.clone(),
         scope: scope.as_ref().map(Scope::label),
@@ -47,39 +52,53 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
             &["Ask the operator for a new integration key."],
         );
     };
-    if request.method() != axum::http::Method::GET {
-        return problem(
-            StatusCode::METHOD_NOT_ALLOWED,
-            "ASK-2",
-            "This demo stack answers reads only.",
-            &[],
-        );
-    }
-    if path == "/api/capabilities" {
-        return envelope(
-            StatusCode::OK,
-            "capabilities",
-            capabilities(&scope, &demo.household.stack),
-        );
-    }
     let decoded = percent_encoding::percent_decode_str(&path)
         .decode_utf8_lossy()
         .into_owned();
-    let template = capability_of(&decoded);
+    match (method, decoded.as_str()) {
+        (Method::GET, "/api/capabilities") => envelope(
+            StatusCode::OK,
+            "capabilities",
+            capabilities(&scope, &demo.household.stack),
+        ),
+        (Method::POST, action) if action.starts_with("/api/actions/") => {
+            let body = axum::body::to_bytes(request.into_body(), BODY_LIMIT)
+                .await
+                .unwrap_or_default();
+            act(
+                &demo,
+                &scope,
+                action.trim_start_matches("/api/actions/"),
+                &body,
+            )
+        }
+        (Method::GET, job) if job.starts_with("/api/jobs/") => match scope {
+            Scope::Member(_) => out_of_scope(),
+            _ => acted(demo.actions.job(job.trim_start_matches("/api/jobs/"))),
+        },
+        (Method::GET, read) => self::read(&demo, &scope, read, query.as_deref()),
+        _ => problem(
+            StatusCode::METHOD_NOT_ALLOWED,
+            "ASK-2",
+            "That method is not served here.",
+            &[],
+        ),
+    }
+}
+
+fn read(demo: &Demo, scope: &Scope, path: &str, query: Option<&str>) -> Response {
+    let template = capability_of(path);
     if matches!(scope, Scope::Member(_))
         && !template.is_some_and(|template| MEMBER_READS.contains(&template))
     {
-        return problem(
-            StatusCode::FORBIDDEN,
-            "ADMIT-12",
-            "This key's scope does not reach that.",
-            &["Ask the operator."],
-        );
+        return out_of_scope();
     }
-    match demo
-        .household
-        .read(&decoded, &Query::parse(query.as_deref()), &scope)
-    {
+    match demo.household.read(
+        path,
+        &Query::parse(query),
+        scope,
+        demo.actions.downloads_paused(),
+    ) {
         Answer::Envelope { kind, data } => envelope(StatusCode::OK, &kind, data),
         Answer::Lines(lines) => {
             let text: String = lines.iter().map(|line| format!("{line}\n")).collect();
@@ -99,6 +118,53 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
             &[],
         ),
     }
+}
+
+fn act(demo: &Demo, scope: &Scope, action: &str, body: &Bytes) -> Response {
+    if *scope != Scope::Act || !actions::is_key_callable(action) {
+        return out_of_scope();
+    }
+    let body: Map<String, Value> = match serde_json::from_slice(body) {
+        Ok(Value::Object(body)) => body,
+        _ => {
+            return problem(
+                StatusCode::BAD_REQUEST,
+                "ASK-3",
+                "The action's body is not a JSON object.",
+                &[],
+            );
+        }
+    };
+    acted(demo.actions.act(action, &body))
+}
+
+fn acted(acted: Acted) -> Response {
+    match acted {
+        Acted::Answer { status, kind, data } => envelope(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
+            &kind,
+            data,
+        ),
+        Acted::Refused {
+            status,
+            code,
+            summary,
+        } => problem(
+            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
+            code,
+            &summary,
+            &["Rehearse again, and act on the new offer."],
+        ),
+    }
+}
+
+fn out_of_scope() -> Response {
+    problem(
+        StatusCode::FORBIDDEN,
+        "ADMIT-12",
+        "This key's scope does not reach that.",
+        &["Ask the operator for a key of a wider scope."],
+    )
 }
 
 fn scope_of(demo: &Demo, headers: &HeaderMap) -> Option<Scope> {
@@ -131,10 +197,17 @@ fn capability_of(path: &str) -> Option<&'static str> {
         })
 }
 
+/// Every read and key-callable action of the contract, in the state this scope has for it.
 fn capabilities(scope: &Scope, stack: &str) -> Value {
     let mut states = BTreeMap::new();
-    for tool in catalogue::reads() {
-        let reaches = !matches!(scope, Scope::Member(_)) || MEMBER_READS.contains(&tool.capability);
+    for tool in catalogue::TOOLS {
+        let reaches = match (scope, tool.operation) {
+            (Scope::Member(_), Operation::Read(_)) => MEMBER_READS.contains(&tool.capability),
+            (Scope::Member(_), _) | (Scope::Read, Operation::Act(_) | Operation::Rehearse(_)) => {
+                false
+            }
+            _ => true,
+        };
         states.insert(
             tool.capability,
             if reaches { "available" } else { "unpermitted" },
@@ -164,8 +237,7 @@ fn problem(status: StatusCode, code: &str, summary: &str, remedies: &[&str]) -> 
         "summary": summary,
         "meaning": summary,
         "remedies": remedies,
+        "detail": "demo stack internals: /srv/lemonfiber/core",
     });
-    let mut response = envelope(status, "error", data);
-    *response.status_mut() = status;
-    response
+    envelope(status, "error", data)
 }

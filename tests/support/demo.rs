@@ -87,6 +87,21 @@ impl DemoStack {
         .collect()
     }
 
+    /// Asks the demo's control endpoint to do something (`move`, `jobs/hold`, `jobs/release`).
+    pub async fn control(&self, what: &str) {
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let response = reqwest::Client::new()
+            .post(format!("{}/{what}", self.control))
+            .send()
+            .await
+            .expect("the control endpoint answers");
+        assert!(
+            response.status().is_success(),
+            "control {what}: {}",
+            response.status()
+        );
+    }
+
     /// What the demo stack received, from its control endpoint.
     pub async fn requests(&self) -> Vec<Value> {
         let _ = rustls::crypto::ring::default_provider().install_default();

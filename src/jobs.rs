@@ -1,0 +1,65 @@
+//! Following a job an action started: asked after for a bounded time, then said where it stands.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::stack::{Body, Failure, Refusal, Reply, Stack};
+
+const FIRST_LOOK: Duration = Duration::from_millis(200);
+const LONGEST_WAIT_BETWEEN_LOOKS: Duration = Duration::from_secs(2);
+
+/// Where a job stands, with the stack's answer about it (untrusted data).
+#[derive(Debug, Clone, PartialEq)]
+pub enum JobState {
+    Running(Value),
+    Finished(Value),
+    Stopped(Refusal),
+    Unknown(Refusal),
+}
+
+/// The job an action's answer started, if it answered `202` with `kind: "job"`.
+pub fn started(reply: &Reply) -> Option<String> {
+    let Body::Envelope(envelope) = &reply.body else {
+        return None;
+    };
+    if reply.status != 202 || envelope.get("kind")?.as_str()? != "job" {
+        return None;
+    }
+    envelope.pointer("/data/job")?.as_str().map(str::to_owned)
+}
+
+pub async fn ask(stack: &Stack, job: &str) -> Result<JobState, Failure> {
+    match stack.job(job).await {
+        Ok(Reply {
+            status: 202,
+            body: Body::Envelope(envelope),
+        }) => Ok(JobState::Running(envelope)),
+        Ok(Reply {
+            body: Body::Envelope(envelope),
+            ..
+        }) => Ok(JobState::Finished(envelope)),
+        Ok(Reply { status, .. }) => Err(Failure::Unexpected {
+            status: Some(status),
+        }),
+        Err(Failure::Refused(refusal)) if refusal.status == 404 => Ok(JobState::Unknown(refusal)),
+        Err(Failure::Refused(refusal)) if refusal.status >= 500 => Ok(JobState::Stopped(refusal)),
+        Err(failure) => Err(failure),
+    }
+}
+
+/// Asks after the job until it is no longer running or `limit` has passed, waiting longer
+/// between looks as it goes on.
+pub async fn follow(stack: &Stack, job: &str, limit: Duration) -> Result<JobState, Failure> {
+    let started = Instant::now();
+    let mut wait = FIRST_LOOK;
+    loop {
+        let state = ask(stack, job).await?;
+        let left = limit.saturating_sub(started.elapsed());
+        if !matches!(state, JobState::Running(_)) || left.is_zero() {
+            return Ok(state);
+        }
+        tokio::time::sleep(wait.min(left)).await;
+        wait = (wait * 2).min(LONGEST_WAIT_BETWEEN_LOOKS);
+    }
+}
