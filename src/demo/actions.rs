@@ -371,3 +371,112 @@ impl State {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn body(value: Value) -> Map<String, Value> {
+        let Value::Object(body) = value else {
+            panic!("an object")
+        };
+        body
+    }
+
+    fn offer_of(acted: Acted) -> String {
+        let Acted::Answer { data, .. } = acted else {
+            panic!("a report")
+        };
+        data["offer"].as_str().expect("an offer").to_owned()
+    }
+
+    #[test]
+    fn a_rehearsal_writes_nothing_and_an_action_moves_the_state() {
+        let actions = Actions::default();
+        let offer = offer_of(actions.act("downloads-pause", &body(json!({"dry_run": true}))));
+        assert!(!actions.downloads_paused(), "a rehearsal changes nothing");
+        assert_eq!(
+            offer,
+            offer_of(actions.act("downloads-pause", &body(json!({"dry_run": true}))))
+        );
+        assert!(matches!(
+            actions.act("downloads-pause", &body(json!({"offer": offer}))),
+            Acted::Answer { status: 200, .. }
+        ));
+        assert!(actions.downloads_paused());
+        let again = actions.act("downloads-pause", &body(json!({"offer": offer})));
+        assert!(
+            matches!(
+                again,
+                Acted::Refused {
+                    status: 400,
+                    code: "RATE-6",
+                    ..
+                }
+            ),
+            "the old offer is stale"
+        );
+    }
+
+    #[test]
+    fn an_action_without_an_offer_is_carried_out_as_the_core_does() {
+        let actions = Actions::default();
+        assert!(matches!(
+            actions.act("downloads-pause", &body(json!({}))),
+            Acted::Answer { status: 200, .. }
+        ));
+        assert!(actions.downloads_paused());
+    }
+
+    #[test]
+    fn someone_else_acting_makes_an_offer_stale_naming_what_moved() {
+        let actions = Actions::default();
+        let offer = offer_of(actions.act("restart", &body(json!({"dry_run": true}))));
+        actions.move_state("someone else restarted transmission");
+        let Acted::Refused {
+            status: 400,
+            code: "LIFE-10",
+            summary,
+        } = actions.act("restart", &body(json!({"offer": offer})))
+        else {
+            panic!("stale")
+        };
+        assert!(summary.contains("someone else restarted transmission"));
+    }
+
+    #[test]
+    fn an_update_is_a_job_that_finishes_and_is_not_idempotent() {
+        let actions = Actions::default();
+        let Acted::Answer {
+            status: 202, data, ..
+        } = actions.act("update", &body(json!({})))
+        else {
+            panic!("a job")
+        };
+        let job = data["job"].as_str().expect("job").to_owned();
+        assert!(
+            matches!(actions.job(&job), Acted::Answer { status: 202, .. }),
+            "running at first"
+        );
+        std::thread::sleep(JOB_TAKES + Duration::from_millis(50));
+        let Acted::Answer {
+            status: 200, data, ..
+        } = actions.job(&job)
+        else {
+            panic!("finished")
+        };
+        assert_eq!(data["updates_applied"], 1);
+        let Acted::Answer { data, .. } = actions.act("update", &body(json!({}))) else {
+            panic!("a job")
+        };
+        assert_ne!(data["job"], json!(job), "a second update is a second job");
+        assert!(matches!(
+            actions.job("job-9999"),
+            Acted::Refused {
+                status: 404,
+                code: "ASK-7",
+                ..
+            }
+        ));
+    }
+}
