@@ -44,9 +44,24 @@ fn build() -> Result<(), Problems> {
     let words: Words = toml::from_str(&read(WORDS)?)
         .map_err(|error| vec![format!("{WORDS} cannot be read: {error}")])?;
 
-    let tools = tools_of(&contract)?;
+    let mut tools = tools_of(&contract)?;
+    tools.extend(server_tools());
     let catalogue = join_words(&tools, &words)?;
-    write(&out_dir.join("catalogue.rs"), &render_catalogue(&catalogue))?;
+    let notes = &words.notes;
+    if !present(&notes.unconfigured) || !present(&notes.unconfigured_household) {
+        return Err(vec![format!(
+            "{WORDS} needs both notes, unconfigured and unconfigured_household"
+        )]);
+    }
+    let notes = format!(
+        "/// Added to a tool's description when its path is `unconfigured`: for the operator, and in the household's words.\npub const UNCONFIGURED_NOTE: (&str, &str) = ({:?}, {:?});\n\n",
+        notes.unconfigured.trim(),
+        notes.unconfigured_household.trim()
+    );
+    write(
+        &out_dir.join("catalogue.rs"),
+        &(notes + &render_catalogue(&catalogue)),
+    )?;
     write(&out_dir.join("sdk_calls.rs"), &render_sdk_calls(&tools))?;
     write(&out_dir.join("sdk.rs"), &render_sdk(&contract)?)?;
     Ok(())
@@ -73,6 +88,8 @@ struct ContractTool {
     /// Whether a success answers an envelope (JSON) rather than lines or a file.
     answers_json: bool,
     action: Option<ActionFlags>,
+    /// A read a household member's key may reach (`x-lemonfiber-household`).
+    household: bool,
 }
 
 #[derive(Clone, Copy, PartialEq)]
@@ -80,6 +97,8 @@ enum Role {
     Read,
     /// Asks after a job an action started: offered whenever an action is.
     Job,
+    /// The server's own: where it stands with the stack, offered before the stack answers.
+    Connection,
     Rehearse,
     Act,
 }
@@ -180,6 +199,20 @@ fn operation_id(path: &str, operation: &Operation) -> Result<String, Problems> {
         .ok_or_else(|| vec![format!("{path}: every operation needs an operationId")])
 }
 
+/// Tools the server offers of its own, beside the contract's: they need words like any other.
+fn server_tools() -> Vec<ContractTool> {
+    vec![ContractTool {
+        name: "connection".to_owned(),
+        operation_id: String::new(),
+        path: "(the server's own)".to_owned(),
+        role: Role::Connection,
+        parameters: Vec::new(),
+        answers_json: true,
+        action: None,
+        household: false,
+    }]
+}
+
 /// `/api/held/{id}` → `read_held_by_id`; `/api/front-door` → `read_front_door`.
 fn read_tool_name(path: &str) -> String {
     let rest = path.trim_start_matches("/api/");
@@ -256,6 +289,7 @@ fn read_tool(path: &str, get: &Operation) -> Result<ContractTool, Problems> {
         parameters,
         answers_json,
         action: None,
+        household: extension_bool(get, "x-lemonfiber-household") == Some(true),
     })
 }
 
@@ -430,6 +464,7 @@ fn action_tools(
         parameters,
         answers_json: true,
         action: Some(flags.clone()),
+        household: false,
     };
     if !flags.rehearsal {
         return Ok(vec![tool(name, Role::Act, arguments)]);
@@ -461,7 +496,16 @@ fn action_tools(
 struct Words {
     #[serde(default)]
     parameters: BTreeMap<String, String>,
+    notes: Notes,
     tools: BTreeMap<String, ToolWords>,
+}
+
+/// Words added to a tool's description in some states, for the operator and the household.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Notes {
+    unconfigured: String,
+    unconfigured_household: String,
 }
 
 #[derive(Deserialize)]
@@ -506,6 +550,17 @@ fn join_words<'a>(
                 "tool {} needs a title and operator words in {WORDS}",
                 tool.name
             ));
+        }
+        match (tool.household, tool_words.household.is_some()) {
+            (true, false) => problems.push(format!(
+                "tool {} is a household read (x-lemonfiber-household) and has no household words in {WORDS}",
+                tool.name
+            )),
+            (false, true) => problems.push(format!(
+                "tool {} is not a household read, so it takes no household words: they would offer it to members",
+                tool.name
+            )),
+            _ => {}
         }
         if tool_words.household.as_deref().is_some_and(|h| !present(h)) {
             problems.push(format!(
@@ -665,6 +720,7 @@ fn render_catalogue(catalogue: &[WordedTool]) -> String {
             Role::Rehearse => format!("Operation::Rehearse(Action::{})", action_variant(tool)),
             Role::Act => format!("Operation::Act(Action::{})", action_variant(tool)),
             Role::Job => "Operation::Job".to_owned(),
+            Role::Connection => "Operation::Connection".to_owned(),
         };
         let (read_only, destructive, idempotent) = match (&tool.action, tool.role) {
             (Some(flags), Role::Act) => (false, flags.disturbs, flags.idempotent),

@@ -33,6 +33,8 @@ pub enum Operation {
     Act(Action),
     /// Asks after a job an action started.
     Job,
+    /// The server's own: where it stands with the stack.
+    Connection,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

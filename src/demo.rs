@@ -9,9 +9,10 @@ mod keys;
 mod requests;
 mod tls;
 
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
-use std::path::Path;
-use std::sync::Arc;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use axum_server::accept::NoDelayAcceptor;
 use axum_server::tls_rustls::RustlsConfig;
@@ -21,11 +22,62 @@ use household::Household;
 use keys::{DemoKey, Scope};
 use requests::RequestLog;
 
+/// How the demo is run: from the command line.
+#[derive(Debug, Clone)]
+pub struct DemoOptions {
+    pub listen: SocketAddr,
+    pub print_json: bool,
+    /// Serve the certificate this seed makes (the same seed, the same certificate).
+    pub certificate_seed: Option<u64>,
+    /// Keep the keys here, and use again those already here.
+    pub key_dir: Option<PathBuf>,
+}
+
 pub struct Demo {
     household: Household,
     actions: actions::Actions,
     keys: Vec<DemoKey>,
     requests: RequestLog,
+    /// The scopes whose keys the control endpoint revoked.
+    revoked: Mutex<BTreeSet<String>>,
+    /// Capability states the control endpoint set, by path, for every scope.
+    capability_overrides: Mutex<BTreeMap<String, &'static str>>,
+    /// Seconds the next request is told to wait, answered with `429`.
+    throttle: Mutex<Option<u64>>,
+}
+
+impl Demo {
+    fn is_revoked(&self, scope: &Scope) -> bool {
+        self.revoked
+            .lock()
+            .is_ok_and(|revoked| revoked.contains(&scope.label()))
+    }
+
+    fn revoke(&self, scope: &Scope) {
+        if let Ok(mut revoked) = self.revoked.lock() {
+            revoked.insert(scope.label());
+        }
+    }
+
+    fn capability_override(&self, path: &str) -> Option<&'static str> {
+        self.capability_overrides.lock().ok()?.get(path).copied()
+    }
+
+    fn set_capability(&self, path: &str, state: &'static str) {
+        if let Ok(mut overrides) = self.capability_overrides.lock() {
+            overrides.insert(path.to_owned(), state);
+        }
+    }
+
+    fn take_throttle(&self) -> Option<u64> {
+        self.throttle.lock().ok()?.take()
+    }
+
+    fn throttle_next(&self, seconds: u64) {
+        if let Ok(mut throttle) = self.throttle.lock() {
+            *throttle = Some(seconds);
+        }
+    }
 }
 
 /// Why the demo could not run.
@@ -48,14 +100,28 @@ fn io(what: &str) -> impl Fn(std::io::Error) -> DemoError + '_ {
     move |error| DemoError(format!("{what}: {error}"))
 }
 
-pub async fn run(listen: SocketAddr, print_json: bool) -> Result<(), DemoError> {
-    let certificate = tls::make()?;
-    let (key_directory, keys) = keys::mint(&std::env::temp_dir())?;
+pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
+    let DemoOptions {
+        listen,
+        print_json,
+        certificate_seed,
+        key_dir,
+    } = options;
+    let certificate = tls::make(certificate_seed)?;
+    // Keys in a folder of the demo's own making die with it; a folder it was given is kept.
+    let (key_directory, made_here) = match key_dir {
+        Some(directory) => (directory, false),
+        None => (keys::fresh_directory(&std::env::temp_dir())?, true),
+    };
+    let keys = keys::keys_in(&key_directory)?;
     let demo = Arc::new(Demo {
         household: Household::load()?,
         actions: actions::Actions::default(),
         keys,
         requests: RequestLog::default(),
+        revoked: Mutex::default(),
+        capability_overrides: Mutex::default(),
+        throttle: Mutex::default(),
     });
 
     let listener =
@@ -103,8 +169,9 @@ pub async fn run(listen: SocketAddr, print_json: bool) -> Result<(), DemoError> 
         served = control => served.map_err(io("the demo's control endpoint stopped")),
         () = stopped() => Ok(()),
     };
-    // The keys die with the demo.
-    let _ = std::fs::remove_dir_all(&key_directory);
+    if made_here {
+        let _ = std::fs::remove_dir_all(&key_directory);
+    }
     outcome
 }
 

@@ -6,13 +6,17 @@ mod catalogue;
 mod config;
 mod demo;
 mod jobs;
+mod offer;
 mod outcome;
+mod redact;
 mod sentences;
 mod server;
 mod stack;
+mod standing;
 mod stdio;
 
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
@@ -45,11 +49,20 @@ enum Command {
         /// The address the demo stack listens on.
         #[arg(long, default_value = "127.0.0.1:0")]
         listen: SocketAddr,
+        /// Serve the certificate this number makes, the same each time (a different number, a
+        /// different certificate); without it, a new certificate at each start.
+        #[arg(long, value_name = "N")]
+        certificate_seed: Option<u64>,
+        /// Keep the demo's key files in this folder and use again those already there (without
+        /// it, a fresh folder that is removed when the demo stops).
+        #[arg(long, value_name = "DIR")]
+        key_dir: Option<PathBuf>,
     },
 }
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    redact::redact_panics();
     init_logging();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
@@ -64,9 +77,19 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match cli.command {
             Command::Stdio => stdio::run().await,
-            Command::Demo { json, listen } => demo::run(listen, json)
-                .await
-                .map_err(|error| Fatal::Failed(error.to_string())),
+            Command::Demo {
+                json,
+                listen,
+                certificate_seed,
+                key_dir,
+            } => demo::run(demo::DemoOptions {
+                listen,
+                print_json: json,
+                certificate_seed,
+                key_dir,
+            })
+            .await
+            .map_err(|error| Fatal::Failed(error.to_string())),
         }
     });
     match outcome {
@@ -94,7 +117,7 @@ fn init_logging() {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,lemonfiber_mcp=info"));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
-        .with_writer(std::io::stderr)
+        .with_writer(|| redact::RedactingStderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
 }

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use crate::arguments::ArgumentProblem;
 use crate::jobs::JobState;
+use crate::redact;
 use crate::sentences::{self, DATA_END, DATA_START};
 use crate::stack::{Body, Failure, Refusal, Reply};
 
@@ -62,9 +63,9 @@ impl Framed {
     }
 }
 
-/// The server's sentence and the stack's data, cleaned, in both forms.
+/// The server's sentence and the stack's data, cleaned and with secrets withheld, in both forms.
 fn with_data(sentence: &str, data: Value, is_error: bool) -> Framed {
-    let data = clean(data);
+    let data = redact::redact_value(clean(data));
     Framed {
         text: frame(sentence, &data),
         data: Some(data),
@@ -183,11 +184,23 @@ fn problem_of(refusal: &Refusal) -> Value {
 }
 
 fn refused(refusal: &Refusal) -> Framed {
-    let mut sentence = sentences::refused(refusal.status);
-    if let Some(seconds) = refusal.retry_after_seconds {
-        sentence = format!("{sentence} {}", sentences::retry_after(seconds));
-    }
+    let sentence = match (refusal.status, refusal.code()) {
+        (429, _) | (_, Some("ADMIT-9")) => sentences::too_many(refusal.retry_after_seconds),
+        (403, Some("ADMIT-12")) => sentences::out_of_scope().to_owned(),
+        (status, _) => sentences::refused(status),
+    };
     with_data(&sentence, problem_of(refusal), true)
+}
+
+pub fn key_refused() -> Framed {
+    Framed::said(sentences::key_refused())
+}
+
+pub fn connected(scope: Option<&str>) -> Framed {
+    Framed {
+        is_error: false,
+        ..Framed::said(sentences::connected(scope))
+    }
 }
 
 pub fn argument_refused(problem: &ArgumentProblem, tool: &str) -> Framed {

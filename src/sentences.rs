@@ -101,15 +101,48 @@ pub fn job_unknown() -> &'static str {
      ended long ago. What it said follows as data, between the boundary lines."
 }
 
+pub fn key_refused() -> &'static str {
+    "The stack refused this server's key: it is wrong, revoked, or unknown to the stack (it does not say which). \
+     Nothing more can be done with it, and it will not be sent again. A new key is needed: the operator makes an \
+     integration key for this assistant on the stack, puts it in the file LEMONFIBER_KEY_FILE names, and starts \
+     this server again."
+}
+
+/// Where the server stands once the stack has answered; `scope` is what the stack said of the key.
+pub fn connected(scope: Option<&str>) -> String {
+    let what = match scope {
+        Some("read") => "a key that may read",
+        Some("act") => "a key that may read and act",
+        Some("operator") => "an operator's key",
+        Some("member") => "a household member's key",
+        _ => "a key of a scope this server does not know",
+    };
+    format!(
+        "Connected: the stack answered, and this is {what}. The tools listed are what it may use."
+    )
+}
+
+pub fn out_of_scope() -> &'static str {
+    "The stack says this key's scope does not reach that; nothing was done. The tools on offer have been brought \
+     up to date with what the key may use. Its code, summary and remedies follow as data, between the boundary lines."
+}
+
+pub fn too_many(seconds: Option<u64>) -> String {
+    let wait = match seconds {
+        Some(seconds) => format!("wait {seconds} seconds before asking it anything more"),
+        None => "wait a while before asking it anything more".to_owned(),
+    };
+    format!(
+        "The stack is turning away requests from this key for now: {wait}. Nothing was done. Its code, summary and \
+         remedies follow as data, between the boundary lines."
+    )
+}
+
 pub fn refused(status: u16) -> String {
     format!(
         "The stack refused this request (HTTP {status}); nothing was done. Its code, summary and remedies follow as \
          data, between the boundary lines."
     )
-}
-
-pub fn retry_after(seconds: u64) -> String {
-    format!("The stack asks that nothing more is sent for {seconds} seconds.")
 }
 
 pub fn pin_mismatch() -> &'static str {

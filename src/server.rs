@@ -8,97 +8,87 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, JsonObject,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig,
+    ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData as McpError, RoleServer, ServerHandler};
+use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use tokio::sync::Mutex;
 
 use crate::arguments::Arguments;
-use crate::catalogue::{self, Action, Audience, Offered, Operation, ToolSpec};
+use crate::catalogue::{self, Action, Operation, ToolSpec};
 use crate::jobs;
+use crate::offer::{self, Offer};
 use crate::outcome::{self, Framed};
 use crate::sentences;
-use crate::stack::{Capabilities, CapabilityState, Failure, Refusal, Stack};
-
-/// How long what the stack said a key may do is trusted before it is asked again.
-const CAPABILITIES_FRESH_FOR: Duration = Duration::from_secs(30);
+use crate::stack::{Failure, Refusal, Stack};
+use crate::standing::{self, KeyStanding, Position};
 
 pub struct LemonfiberServer {
     stack: Stack,
+    standing: Arc<Mutex<KeyStanding>>,
     /// How long an action's job is followed before the answer says it is still running.
     job_wait: Duration,
-    capabilities: Mutex<Option<(Instant, Arc<Capabilities>)>>,
-}
-
-/// What this key is offered, from its capabilities.
-struct Offer {
-    capabilities: Arc<Capabilities>,
-    audience: Audience,
-}
-
-impl Offer {
-    /// A key is offered a read the stack marks available; a member only one with household words.
-    /// A key is offered a tool whose path the stack marks available (a member only one with
-    /// household words), and the job tool whenever it is offered an action.
-    fn admits(&self, tool: &ToolSpec) -> bool {
-        match tool.operation {
-            Operation::Job => catalogue::TOOLS
-                .iter()
-                .any(|other| matches!(other.operation, Operation::Act(_)) && self.admits(other)),
-            _ => {
-                (self.audience == Audience::Operator || tool.household_words.is_some())
-                    && self.capabilities.state_of(tool.capability)
-                        == Some(CapabilityState::Available)
-            }
-        }
-    }
-
-    fn tools(&self) -> impl Iterator<Item = &'static ToolSpec> + '_ {
-        catalogue::TOOLS.iter().filter(|tool| self.admits(tool))
-    }
 }
 
 impl LemonfiberServer {
-    pub fn new(stack: Stack, job_wait: Duration) -> LemonfiberServer {
+    pub fn new(
+        stack: Stack,
+        standing: Arc<Mutex<KeyStanding>>,
+        job_wait: Duration,
+    ) -> LemonfiberServer {
         LemonfiberServer {
             stack,
+            standing,
             job_wait,
-            capabilities: Mutex::new(None),
         }
     }
 
-    async fn offer(&self) -> Result<Offer, Failure> {
-        let mut cached = self.capabilities.lock().await;
-        let capabilities = match cached.as_ref() {
-            Some((at, capabilities)) if at.elapsed() < CAPABILITIES_FRESH_FOR => {
-                capabilities.clone()
+    /// Where the server stands for this key, reading the capabilities again when they are stale
+    /// (never for a refused key). Tells the client when what it is offered has changed.
+    async fn position(&self, peer: &Peer<RoleServer>) -> Position {
+        let mut standing = self.standing.lock().await;
+        if standing.needs_reading() {
+            let read = self.stack.capabilities().await;
+            if let Err(failure) = &read {
+                tracing::info!(
+                    failure = failure_name(failure),
+                    "the stack's capabilities could not be read"
+                );
             }
-            _ => {
-                let capabilities = Arc::new(self.stack.capabilities().await?);
-                *cached = Some((Instant::now(), capabilities.clone()));
-                capabilities
-            }
-        };
-        let audience = if capabilities.scope.as_deref() == Some("member") {
-            Audience::Household
-        } else {
-            Audience::Operator
-        };
-        Ok(Offer {
-            capabilities,
-            audience,
-        })
+            standing.record(read);
+        }
+        let position = standing.position();
+        let offered = listed(&position)
+            .iter()
+            .map(|tool| format!("{}\n{:?}", tool.name, tool.description))
+            .collect();
+        let changed = standing.note_offered(offered);
+        drop(standing);
+        if changed {
+            tracing::info!("what this key is offered has changed");
+            let _ = peer.notify_tool_list_changed().await;
+            let _ = peer.notify_resource_list_changed().await;
+        }
+        position
     }
 
-    /// Runs one tool: the offer, the arguments, then the stack. Nothing reaches the stack for a
-    /// tool this key is not offered, for arguments the tool does not take, or for an action
-    /// without the offer that is the person's yes (F13-R4).
-    async fn run(&self, tool: &'static ToolSpec, given: Option<JsonObject>) -> Framed {
-        let offer = match self.offer().await {
-            Ok(offer) => offer,
-            Err(failure) => return outcome::failure(&failure),
+    /// Runs one tool: where the server stands, the offer, the arguments, then the stack. Nothing
+    /// reaches the stack for a refused key, a tool this key is not offered, arguments the tool
+    /// does not take, or an action without the offer that is the person's yes (F13-R4).
+    async fn run(
+        &self,
+        tool: &'static ToolSpec,
+        given: Option<JsonObject>,
+        peer: &Peer<RoleServer>,
+    ) -> Framed {
+        let offer = match self.position(peer).await {
+            Position::Refused(_) => return outcome::key_refused(),
+            Position::Unreachable(failure, _) => return outcome::failure(&failure),
+            Position::Connected(offer) => offer,
         };
+        if tool.operation == Operation::Connection {
+            return outcome::connected(offer.scope());
+        }
         if !offer.admits(tool) {
             return outcome::not_offered(tool.name);
         }
@@ -130,15 +120,33 @@ impl LemonfiberServer {
                     .await
                     .map(|state| outcome::job(&job, state, None))
             }
+            Operation::Connection => return outcome::connected(offer.scope()),
         };
-        answered.unwrap_or_else(|failure| {
-            tracing::info!(
-                tool = tool.name,
-                failure = failure_name(&failure),
-                "the stack did not answer the tool"
-            );
-            outcome::failure(&failure)
-        })
+        match answered {
+            Ok(framed) => framed,
+            Err(failure) => self.failed(tool, failure, peer).await,
+        }
+    }
+
+    /// What a failed call says, and what it changes: a refused key is refused for good; a scope
+    /// that does not reach means the capabilities are read again (and the client told).
+    async fn failed(&self, tool: &ToolSpec, failure: Failure, peer: &Peer<RoleServer>) -> Framed {
+        tracing::info!(
+            tool = tool.name,
+            failure = failure_name(&failure),
+            "the stack did not answer the tool"
+        );
+        if let Failure::Refused(refusal) = &failure {
+            if standing::refuses_the_key(refusal) {
+                self.standing.lock().await.refuse();
+                return outcome::key_refused();
+            }
+            if standing::out_of_scope(refusal) {
+                self.standing.lock().await.forget_capabilities();
+                self.position(peer).await;
+            }
+        }
+        outcome::failure(&failure)
     }
 
     /// Acts once, never again on its own: a stale offer is said as such, and a job the action
@@ -184,6 +192,15 @@ impl LemonfiberServer {
     }
 }
 
+/// The tools listed in a position: what the key is offered, or, before the stack has ever
+/// answered, the connection tool alone.
+fn listed(position: &Position) -> Vec<Tool> {
+    match position.offer() {
+        Some(offer) => offer.listed_tools(),
+        None => offer::before_the_stack_answers(),
+    }
+}
+
 /// Whether an act tool was called with no offer at all (left out, null or blank): the one thing
 /// the server asks of an action before anything else. An offer of the wrong type is left to the
 /// argument check, which says so.
@@ -198,11 +215,7 @@ fn lacks_an_offer(given: Option<&JsonObject>) -> bool {
 fn is_stale(action: Action, refusal: &Refusal) -> bool {
     refusal.status == 400
         && action.stale_offer_code().is_some()
-        && refusal
-            .problem
-            .get("code")
-            .and_then(serde_json::Value::as_str)
-            == action.stale_offer_code()
+        && refusal.code() == action.stale_offer_code()
 }
 
 fn failure_name(failure: &Failure) -> &'static str {
@@ -216,51 +229,41 @@ fn failure_name(failure: &Failure) -> &'static str {
 
 impl ServerHandler for LemonfiberServer {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(
-            ServerCapabilities::builder()
-                .enable_tools()
-                .enable_resources()
-                .build(),
-        )
-        .with_server_info(
-            Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
-                .with_title("lemonfiber"),
-        )
-        .with_instructions(sentences::instructions())
+        let capabilities = ServerCapabilities::builder()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .enable_resources()
+            .enable_resources_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
+            .with_server_info(
+                Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
+                    .with_title("lemonfiber"),
+            )
+            .with_instructions(sentences::instructions())
     }
 
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        let tools = match self.offer().await {
-            Ok(offer) => offer
-                .tools()
-                .map(|tool| tool.tool(offer.audience))
-                .collect(),
-            Err(failure) => {
-                tracing::warn!(
-                    failure = failure_name(&failure),
-                    "the stack's capabilities could not be read; no tools offered yet"
-                );
-                Vec::new()
-            }
-        };
-        Ok(ListToolsResult::with_all_items(tools))
+        Ok(ListToolsResult::with_all_items(listed(
+            &self.position(&context.peer).await,
+        )))
     }
 
     async fn call_tool(
         &self,
         request: CallToolRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let Some(tool) = catalogue::find(&request.name) else {
             return Err(McpError::invalid_params(sentences::no_such_tool(), None));
         };
         let uri = tool.resource.unwrap_or_default();
         Ok(self
-            .run(tool, request.arguments)
+            .run(tool, request.arguments, &context.peer)
             .await
             .into_tool_result(uri)
             .into())
@@ -269,43 +272,32 @@ impl ServerHandler for LemonfiberServer {
     async fn list_resources(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let resources = match self.offer().await {
-            Ok(offer) => offer
-                .tools()
-                .filter_map(|tool| match tool.resource(offer.audience)? {
-                    Offered::Resource(resource) => Some(resource),
-                    Offered::Template(_) => None,
-                })
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        Ok(ListResourcesResult::with_all_items(resources))
+        let position = self.position(&context.peer).await;
+        Ok(ListResourcesResult::with_all_items(
+            position.offer().map(Offer::resources).unwrap_or_default(),
+        ))
     }
 
     async fn list_resource_templates(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let templates = match self.offer().await {
-            Ok(offer) => offer
-                .tools()
-                .filter_map(|tool| match tool.resource(offer.audience)? {
-                    Offered::Template(template) => Some(template),
-                    Offered::Resource(_) => None,
-                })
-                .collect(),
-            Err(_) => Vec::new(),
-        };
-        Ok(ListResourceTemplatesResult::with_all_items(templates))
+        let position = self.position(&context.peer).await;
+        Ok(ListResourceTemplatesResult::with_all_items(
+            position
+                .offer()
+                .map(Offer::resource_templates)
+                .unwrap_or_default(),
+        ))
     }
 
     async fn read_resource(
         &self,
         request: ReadResourceRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, McpError> {
         let found =
             catalogue::reads().find_map(|tool| Some((tool, tool.match_resource(&request.uri)?)));
@@ -315,7 +307,7 @@ impl ServerHandler for LemonfiberServer {
                 None,
             ));
         };
-        let framed = self.run(tool, Some(path_values)).await;
+        let framed = self.run(tool, Some(path_values), &context.peer).await;
         if framed.is_error {
             return Err(McpError::internal_error(framed.text, None));
         }

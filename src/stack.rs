@@ -58,6 +58,13 @@ pub struct Refusal {
     pub retry_after_seconds: Option<u64>,
 }
 
+impl Refusal {
+    /// The Problem's code, to compare with the codes the server knows; never to be shown.
+    pub fn code(&self) -> Option<&str> {
+        self.problem.get("code").and_then(Value::as_str)
+    }
+}
+
 /// What `GET /api/capabilities` says this key may do.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Capabilities {

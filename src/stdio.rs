@@ -6,19 +6,26 @@ use crate::Fatal;
 use crate::config;
 use crate::server::LemonfiberServer;
 use crate::stack::Stack;
+use crate::stack::pin::Trust;
+use crate::standing::Standings;
 
 pub async fn run() -> Result<(), Fatal> {
     let settings = config::stdio_settings(|name| std::env::var(name).ok())
         .map_err(|error| Fatal::Settings(error.to_string()))?;
-    if matches!(settings.address.trust, crate::stack::pin::Trust::Loopback) {
+    if matches!(settings.address.trust, Trust::Loopback) {
         tracing::warn!(
             "no pin is set: the stack on this machine is trusted without checking its certificate"
         );
     }
+    settings.key.withhold_from_output();
+    if let Trust::Pinned(pin) = settings.address.trust {
+        pin.withhold_from_output();
+    }
+    let standing = Standings::new(1).of(settings.key.digest());
     let stack = Stack::new(&settings.address, settings.key)
         .map_err(|error| Fatal::Failed(error.to_string()))?;
     tracing::info!(stack = %settings.address.base_url, "serving MCP over stdio");
-    let running = LemonfiberServer::new(stack, settings.job_wait)
+    let running = LemonfiberServer::new(stack, standing, settings.job_wait)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|error| Fatal::Failed(format!("the MCP session did not start: {error}")))?;

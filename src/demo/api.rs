@@ -37,14 +37,18 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
     let method = request.method().clone();
     let path = request.uri().path().to_owned();
     let query = request.uri().query().map(str::to_owned);
-    let scope = scope_of(&demo, request.headers());
+    let (scope, admitted) = match scope_of(&demo, request.headers()) {
+        Some((scope, admitted)) => (Some(scope), admitted),
+        None => (None, false),
+    };
     demo.requests.record(Received {
         method: method.to_string(),
         path: path.clone(),
         query: query.clone(),
         scope: scope.as_ref().map(Scope::label),
+        admitted,
     });
-    let Some(scope) = scope else {
+    let Some(scope) = scope.filter(|_| admitted) else {
         return problem(
             StatusCode::FORBIDDEN,
             "ADMIT-4",
@@ -52,15 +56,25 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
             &["Ask the operator for a new integration key."],
         );
     };
+    if let Some(seconds) = demo.take_throttle() {
+        let mut refused = problem(
+            StatusCode::TOO_MANY_REQUESTS,
+            "ADMIT-9",
+            "Too many requests.",
+            &["Wait, then ask again."],
+        );
+        refused
+            .headers_mut()
+            .insert(header::RETRY_AFTER, HeaderValue::from(seconds));
+        return refused;
+    }
     let decoded = percent_encoding::percent_decode_str(&path)
         .decode_utf8_lossy()
         .into_owned();
     match (method, decoded.as_str()) {
-        (Method::GET, "/api/capabilities") => envelope(
-            StatusCode::OK,
-            "capabilities",
-            capabilities(&scope, &demo.household.stack),
-        ),
+        (Method::GET, "/api/capabilities") => {
+            envelope(StatusCode::OK, "capabilities", capabilities(&demo, &scope))
+        }
         (Method::POST, action) if action.starts_with("/api/actions/") => {
             let body = axum::body::to_bytes(request.into_body(), BODY_LIMIT)
                 .await
@@ -72,10 +86,12 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
                 &body,
             )
         }
-        (Method::GET, job) if job.starts_with("/api/jobs/") => match scope {
-            Scope::Member(_) => out_of_scope(),
-            _ => acted(demo.actions.job(job.trim_start_matches("/api/jobs/"))),
-        },
+        (Method::GET, job) if job.starts_with("/api/jobs/") => {
+            match state_for(&demo, &scope, "/api/jobs/{job}") {
+                "unpermitted" => out_of_scope(),
+                _ => acted(demo.actions.job(job.trim_start_matches("/api/jobs/"))),
+            }
+        }
         (Method::GET, read) => self::read(&demo, &scope, read, query.as_deref()),
         _ => problem(
             StatusCode::METHOD_NOT_ALLOWED,
@@ -87,10 +103,9 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
 }
 
 fn read(demo: &Demo, scope: &Scope, path: &str, query: Option<&str>) -> Response {
-    let template = capability_of(path);
-    if matches!(scope, Scope::Member(_))
-        && !template.is_some_and(|template| MEMBER_READS.contains(&template))
-    {
+    let reaches = capability_of(path)
+        .is_some_and(|template| state_for(demo, scope, template) != "unpermitted");
+    if !reaches {
         return out_of_scope();
     }
     match demo.household.read(
@@ -121,7 +136,8 @@ fn read(demo: &Demo, scope: &Scope, path: &str, query: Option<&str>) -> Response
 }
 
 fn act(demo: &Demo, scope: &Scope, action: &str, body: &Bytes) -> Response {
-    if *scope != Scope::Act || !actions::is_key_callable(action) {
+    let capability = format!("/api/actions/{action}");
+    if !actions::is_key_callable(action) || state_for(demo, scope, &capability) != "available" {
         return out_of_scope();
     }
     let body: Map<String, Value> = match serde_json::from_slice(body) {
@@ -167,12 +183,11 @@ fn out_of_scope() -> Response {
     )
 }
 
-fn scope_of(demo: &Demo, headers: &HeaderMap) -> Option<Scope> {
+/// The scope of the key a request carries, and whether it is still admitted (not revoked).
+fn scope_of(demo: &Demo, headers: &HeaderMap) -> Option<(Scope, bool)> {
     let token = headers.get(TOKEN_HEADER)?.to_str().ok()?;
-    demo.keys
-        .iter()
-        .find(|key| key.text == token)
-        .map(|key| key.scope.clone())
+    let key = demo.keys.iter().find(|key| key.text == token)?;
+    Some((key.scope.clone(), !demo.is_revoked(&key.scope)))
 }
 
 /// The contract path a request is for: `/api/held/ttl-x` → `/api/held/{id}`.
@@ -197,23 +212,32 @@ fn capability_of(path: &str) -> Option<&'static str> {
         })
 }
 
-/// Every read and key-callable action of the contract, in the state this scope has for it.
-fn capabilities(scope: &Scope, stack: &str) -> Value {
-    let mut states = BTreeMap::new();
-    for tool in catalogue::TOOLS {
-        let reaches = match (scope, tool.operation) {
-            (Scope::Member(_), Operation::Read(_)) => MEMBER_READS.contains(&tool.capability),
-            (Scope::Member(_), _) | (Scope::Read, Operation::Act(_) | Operation::Rehearse(_)) => {
-                false
-            }
-            _ => true,
-        };
-        states.insert(
-            tool.capability,
-            if reaches { "available" } else { "unpermitted" },
-        );
+/// What a scope may do with a path: a member only the household's reads, a read key no action;
+/// migration is not set up on this stack, and a member's "playing now" is not shared yet. The
+/// control endpoint may set a path's state for every scope.
+fn state_for(demo: &Demo, scope: &Scope, path: &str) -> &'static str {
+    if let Some(state) = demo.capability_override(path) {
+        return state;
     }
-    json!({ "capabilities": states, "scope": scope.kind(), "stack": stack })
+    let is_action = path.starts_with("/api/actions/");
+    match scope {
+        Scope::Member(_) if path == "/api/playing" => "unconfigured",
+        Scope::Member(_) if MEMBER_READS.contains(&path) => "available",
+        Scope::Member(_) => "unpermitted",
+        Scope::Read if is_action => "unpermitted",
+        _ if path == "/api/migration" => "unconfigured",
+        _ => "available",
+    }
+}
+
+/// Every read, job and key-callable action of the contract, in the state this scope has for it.
+fn capabilities(demo: &Demo, scope: &Scope) -> Value {
+    let states: BTreeMap<&str, &str> = catalogue::TOOLS
+        .iter()
+        .filter(|tool| tool.operation != Operation::Connection)
+        .map(|tool| (tool.capability, state_for(demo, scope, tool.capability)))
+        .collect();
+    json!({ "capabilities": states, "scope": scope.kind(), "stack": demo.household.stack })
 }
 
 fn envelope(status: StatusCode, kind: &str, data: Value) -> Response {

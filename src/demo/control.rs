@@ -1,14 +1,17 @@
-//! The demo's control endpoint, on loopback and apart from the stack's API, for tests.
+//! The demo's control endpoint, on loopback and apart from the stack's API, for tests: what the
+//! stack received, and ways to change it under a running server.
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::State;
+use axum::extract::{Path, Query, State};
 use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 
 use super::Demo;
+use super::keys::{MEMBER, Scope};
 
 pub fn router(demo: Arc<Demo>) -> Router {
     Router::new()
@@ -16,7 +19,17 @@ pub fn router(demo: Arc<Demo>) -> Router {
         .route("/move", post(move_state))
         .route("/jobs/hold", post(hold_jobs))
         .route("/jobs/release", post(release_jobs))
+        .route("/revoke/{scope}", post(revoke))
+        .route("/capability", post(capability))
+        .route("/throttle", post(throttle))
         .with_state(demo)
+}
+
+async fn requests(State(demo): State<Arc<Demo>>) -> impl IntoResponse {
+    (
+        [(header::CONTENT_TYPE, "application/x-ndjson")],
+        demo.requests.json_lines(),
+    )
 }
 
 /// Moves the stack's state as if someone else had acted: every offer made before goes stale.
@@ -37,9 +50,49 @@ async fn release_jobs(State(demo): State<Arc<Demo>>) -> StatusCode {
     StatusCode::NO_CONTENT
 }
 
-async fn requests(State(demo): State<Arc<Demo>>) -> impl IntoResponse {
-    (
-        [(header::CONTENT_TYPE, "application/x-ndjson")],
-        demo.requests.json_lines(),
-    )
+/// Revokes the key of a scope (`read`, `act` or `member`): from now on it is refused as unknown.
+async fn revoke(State(demo): State<Arc<Demo>>, Path(scope): Path<String>) -> StatusCode {
+    let scope = match scope.as_str() {
+        "read" => Scope::Read,
+        "act" => Scope::Act,
+        "member" => Scope::Member(MEMBER.to_owned()),
+        _ => return StatusCode::NOT_FOUND,
+    };
+    demo.revoke(&scope);
+    StatusCode::NO_CONTENT
+}
+
+/// Sets the state of one path for every scope: `?path=/api/stuck&state=unpermitted`.
+async fn capability(
+    State(demo): State<Arc<Demo>>,
+    Query(query): Query<HashMap<String, String>>,
+) -> StatusCode {
+    let state = match query.get("state").map(String::as_str) {
+        Some("available") => "available",
+        Some("unconfigured") => "unconfigured",
+        Some("unpermitted") => "unpermitted",
+        _ => return StatusCode::BAD_REQUEST,
+    };
+    let Some(path) = query.get("path") else {
+        return StatusCode::BAD_REQUEST;
+    };
+    demo.set_capability(path, state);
+    StatusCode::NO_CONTENT
+}
+
+/// The next request to the stack is answered `429` with `Retry-After: <seconds>`.
+async fn throttle(
+    State(demo): State<Arc<Demo>>,
+    Query(query): Query<HashMap<String, String>>,
+) -> StatusCode {
+    match query
+        .get("seconds")
+        .and_then(|seconds| seconds.parse().ok())
+    {
+        Some(seconds) => {
+            demo.throttle_next(seconds);
+            StatusCode::NO_CONTENT
+        }
+        None => StatusCode::BAD_REQUEST,
+    }
 }

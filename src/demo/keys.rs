@@ -39,29 +39,47 @@ pub struct DemoKey {
     pub file: PathBuf,
 }
 
-/// A fresh directory (0700) holding one key file (0600) for each scope.
-pub fn mint(directory_hint: &Path) -> Result<(PathBuf, Vec<DemoKey>), String> {
-    let directory = directory_hint.join(format!("lemonfiber-demo-{}", random_hex(8)?));
-    std::fs::DirBuilder::new()
-        .mode(0o700)
-        .create(&directory)
-        .map_err(|error| format!("cannot make {}: {error}", directory.display()))?;
+/// One key file (0600) for each scope in `directory` (made 0700 if missing). A key file already
+/// there is used again, so a demo restarted on the same folder admits the same keys.
+pub fn keys_in(directory: &Path) -> Result<Vec<DemoKey>, String> {
+    if !directory.exists() {
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .recursive(true)
+            .create(directory)
+            .map_err(|error| format!("cannot make {}: {error}", directory.display()))?;
+    }
     let mut keys = Vec::new();
     for scope in [Scope::Read, Scope::Act, Scope::Member(MEMBER.to_owned())] {
-        let text = format!("lfk_{}", random_hex(32)?);
         let file = directory.join(format!("{}.key", scope.kind()));
-        let mut handle = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&file)
-            .map_err(|error| format!("cannot write {}: {error}", file.display()))?;
-        handle
-            .write_all(format!("{text}\n").as_bytes())
-            .map_err(|error| format!("cannot write {}: {error}", file.display()))?;
+        let kept = std::fs::read_to_string(&file)
+            .ok()
+            .map(|text| text.trim().to_owned());
+        let text = match kept.filter(|text| crate::stack::credential::Key::parse(text).is_ok()) {
+            Some(text) => text,
+            None => {
+                let text = format!("lfk_{}", random_hex(32)?);
+                let mut handle = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create(true)
+                    .truncate(true)
+                    .mode(0o600)
+                    .open(&file)
+                    .map_err(|error| format!("cannot write {}: {error}", file.display()))?;
+                handle
+                    .write_all(format!("{text}\n").as_bytes())
+                    .map_err(|error| format!("cannot write {}: {error}", file.display()))?;
+                text
+            }
+        };
         keys.push(DemoKey { scope, text, file });
     }
-    Ok((directory, keys))
+    Ok(keys)
+}
+
+/// A fresh folder in `parent` for a demo's keys.
+pub fn fresh_directory(parent: &Path) -> Result<PathBuf, String> {
+    Ok(parent.join(format!("lemonfiber-demo-{}", random_hex(8)?)))
 }
 
 fn random_hex(bytes: usize) -> Result<String, String> {

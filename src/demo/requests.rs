@@ -11,6 +11,8 @@ pub struct Received {
     pub query: Option<String>,
     /// The scope of the key the request carried, or null when it carried none the stack knows.
     pub scope: Option<String>,
+    /// Whether that key was admitted (false once it is revoked).
+    pub admitted: bool,
 }
 
 #[derive(Default)]

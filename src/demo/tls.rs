@@ -1,31 +1,53 @@
-//! The demo stack's certificate: made at start, for the loopback names, and its pin.
+//! The demo stack's certificate, for the loopback names, and its pin. Made fresh at each start,
+//! or from a seed, so that a test can serve the same certificate again (and a different one).
 
 use std::sync::Arc;
 
-use rcgen::{CertificateParams, KeyPair};
+use rcgen::{CertificateParams, KeyPair, PKCS_ED25519, SerialNumber};
 use rustls::ServerConfig;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
+use sha2::{Digest, Sha256};
 
 use crate::stack::pin::Pin;
+
+/// PKCS#8 v1 for an Ed25519 key, less its 32-byte seed.
+const ED25519_PKCS8_PREFIX: [u8; 16] = [
+    0x30, 0x2e, 0x02, 0x01, 0x00, 0x30, 0x05, 0x06, 0x03, 0x2b, 0x65, 0x70, 0x04, 0x22, 0x04, 0x20,
+];
 
 pub struct Certificate {
     pub config: Arc<ServerConfig>,
     pub pin: Pin,
 }
 
-pub fn make() -> Result<Certificate, String> {
+pub fn make(seed: Option<u64>) -> Result<Certificate, String> {
     let names = vec![
         "localhost".to_owned(),
         "127.0.0.1".to_owned(),
         "::1".to_owned(),
     ];
-    let key_pair =
-        KeyPair::generate().map_err(|error| format!("cannot make the demo's key: {error}"))?;
     let mut params = CertificateParams::new(names)
         .map_err(|error| format!("cannot describe the demo's certificate: {error}"))?;
     params
         .distinguished_name
         .push(rcgen::DnType::CommonName, "lemonfiber demo stack");
+    let key_pair = match seed {
+        None => {
+            KeyPair::generate().map_err(|error| format!("cannot make the demo's key: {error}"))?
+        }
+        Some(seed) => {
+            // Ed25519 signs deterministically, so the same seed gives the same certificate.
+            let secret = Sha256::digest(format!("lemonfiber demo certificate {seed}"));
+            let pkcs8: Vec<u8> = ED25519_PKCS8_PREFIX
+                .iter()
+                .chain(secret.iter())
+                .copied()
+                .collect();
+            params.serial_number = Some(SerialNumber::from(seed.to_be_bytes().to_vec()));
+            KeyPair::from_pkcs8_der_and_sign_algo(&PrivatePkcs8KeyDer::from(pkcs8), &PKCS_ED25519)
+                .map_err(|error| format!("cannot make the demo's key from its seed: {error}"))?
+        }
+    };
     let certificate = params
         .self_signed(&key_pair)
         .map_err(|error| format!("cannot sign the demo's certificate: {error}"))?;
@@ -44,4 +66,20 @@ pub fn make() -> Result<Certificate, String> {
         config: Arc::new(config),
         pin,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_seed_gives_the_same_certificate_and_another_seed_another() {
+        let pin = |seed| make(Some(seed)).expect("a certificate").pin;
+        assert_eq!(pin(1), pin(1));
+        assert_ne!(pin(1), pin(2));
+        assert_ne!(
+            make(None).expect("a certificate").pin,
+            make(None).expect("a certificate").pin
+        );
+    }
 }

@@ -63,6 +63,11 @@ impl Key {
         Sha256::digest(self.0.as_bytes()).into()
     }
 
+    /// From now on the key is withheld from everything the server writes.
+    pub fn withhold_from_output(&self) {
+        crate::redact::withhold(&self.0);
+    }
+
     fn expose(&self) -> &str {
         &self.0
     }

@@ -50,6 +50,11 @@ impl Pin {
         Pin(Sha256::digest(der).into())
     }
 
+    /// From now on the pin is withheld from everything the server writes.
+    pub fn withhold_from_output(self) {
+        crate::redact::withhold(&self.to_hex());
+    }
+
     pub fn to_hex(self) -> String {
         self.0.iter().map(|byte| format!("{byte:02x}")).collect()
     }

@@ -1,0 +1,110 @@
+//! What a key is offered: the tools and resources its capabilities admit, in the words of its
+//! audience (F13-R3).
+
+use std::sync::Arc;
+
+use rmcp::model::{Resource, ResourceTemplate, Tool};
+
+use crate::catalogue::{self, Audience, Offered, Operation, ToolSpec, UNCONFIGURED_NOTE};
+use crate::stack::{Capabilities, CapabilityState};
+
+#[derive(Debug, Clone)]
+pub struct Offer {
+    capabilities: Arc<Capabilities>,
+    pub audience: Audience,
+}
+
+impl Offer {
+    pub fn new(capabilities: Arc<Capabilities>) -> Offer {
+        let audience = match capabilities.scope.as_deref() {
+            Some("member") => Audience::Household,
+            _ => Audience::Operator,
+        };
+        Offer {
+            capabilities,
+            audience,
+        }
+    }
+
+    pub fn scope(&self) -> Option<&str> {
+        self.capabilities.scope.as_deref()
+    }
+
+    /// A key is offered a tool whose path the stack marks available or unconfigured (a member
+    /// only one with household words), and the job tool whenever it is offered an action. The
+    /// connection tool is for before the stack answers.
+    pub fn admits(&self, tool: &ToolSpec) -> bool {
+        match tool.operation {
+            Operation::Connection => false,
+            Operation::Job => catalogue::TOOLS
+                .iter()
+                .any(|other| matches!(other.operation, Operation::Act(_)) && self.admits(other)),
+            _ => {
+                (self.audience == Audience::Operator || tool.household_words.is_some())
+                    && matches!(
+                        self.capabilities.state_of(tool.capability),
+                        Some(CapabilityState::Available | CapabilityState::Unconfigured)
+                    )
+            }
+        }
+    }
+
+    pub fn tools(&self) -> impl Iterator<Item = &'static ToolSpec> + '_ {
+        catalogue::TOOLS.iter().filter(|tool| self.admits(tool))
+    }
+
+    /// A tool's description for this key, with a note when the stack must be set up first.
+    pub fn description(&self, tool: &ToolSpec) -> String {
+        let description = tool.description(self.audience);
+        if self.capabilities.state_of(tool.capability) != Some(CapabilityState::Unconfigured) {
+            return description.to_owned();
+        }
+        let note = match self.audience {
+            Audience::Operator => UNCONFIGURED_NOTE.0,
+            Audience::Household => UNCONFIGURED_NOTE.1,
+        };
+        format!("{description} {note}")
+    }
+
+    pub fn listed_tools(&self) -> Vec<Tool> {
+        self.tools()
+            .map(|tool| {
+                let mut listed = tool.tool(self.audience);
+                listed.description = Some(self.description(tool).into());
+                listed
+            })
+            .collect()
+    }
+
+    pub fn resources(&self) -> Vec<Resource> {
+        self.offered_resources()
+            .filter_map(|(offered, description)| match offered {
+                Offered::Resource(resource) => Some(resource.with_description(description)),
+                Offered::Template(_) => None,
+            })
+            .collect()
+    }
+
+    pub fn resource_templates(&self) -> Vec<ResourceTemplate> {
+        self.offered_resources()
+            .filter_map(|(offered, description)| match offered {
+                Offered::Template(template) => Some(template.with_description(description)),
+                Offered::Resource(_) => None,
+            })
+            .collect()
+    }
+
+    fn offered_resources(&self) -> impl Iterator<Item = (Offered, String)> + '_ {
+        self.tools()
+            .filter_map(|tool| Some((tool.resource(self.audience)?, self.description(tool))))
+    }
+}
+
+/// The tools listed before the stack has answered: the connection tool alone.
+pub fn before_the_stack_answers() -> Vec<Tool> {
+    catalogue::TOOLS
+        .iter()
+        .filter(|tool| tool.operation == Operation::Connection)
+        .map(|tool| tool.tool(Audience::Operator))
+        .collect()
+}

@@ -1,0 +1,238 @@
+//! Where the server stands with the stack for one key: `connected` (with what its capabilities
+//! admit), `refused` (for good: the key is never sent again), or `unreachable` (the next call
+//! tries again). Kept under the SHA-256 digest of the key, never the key.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use tokio::sync::Mutex;
+
+use crate::offer::Offer;
+use crate::stack::{Capabilities, Failure, Refusal};
+
+/// How long what the stack said a key may do is trusted before it is asked again.
+pub const CAPABILITIES_FRESH_FOR: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Default)]
+pub struct KeyStanding {
+    /// The last capabilities the stack answered, and when.
+    capabilities: Option<(Instant, Arc<Capabilities>)>,
+    /// Whether they must be read again before they are trusted, whatever their age.
+    stale: bool,
+    refused: bool,
+    /// Why the last attempt to read them failed, if it did.
+    failure: Option<Failure>,
+    /// What was offered when last looked at, to tell when it changes.
+    offered: Option<Vec<String>>,
+}
+
+/// Where the server stands, with what it offers meanwhile (the last known offer, if any).
+#[derive(Debug, Clone)]
+pub enum Position {
+    Connected(Offer),
+    Refused(Option<Offer>),
+    Unreachable(Failure, Option<Offer>),
+}
+
+impl Position {
+    pub fn offer(&self) -> Option<&Offer> {
+        match self {
+            Position::Connected(offer) => Some(offer),
+            Position::Refused(offer) | Position::Unreachable(_, offer) => offer.as_ref(),
+        }
+    }
+}
+
+/// A refusal that means the key itself is refused: wrong, revoked or unknown (all alike).
+pub fn refuses_the_key(refusal: &Refusal) -> bool {
+    refusal.status == 401 || (refusal.status == 403 && refusal.code() == Some("ADMIT-4"))
+}
+
+/// A refusal that means the key's scope does not reach what was asked: what the server knew of
+/// its capabilities is out of date.
+pub fn out_of_scope(refusal: &Refusal) -> bool {
+    refusal.status == 403 && refusal.code() == Some("ADMIT-12")
+}
+
+impl KeyStanding {
+    /// Whether the capabilities must be (re)read before the key's position is known.
+    pub fn needs_reading(&self) -> bool {
+        !self.refused
+            && (self.stale
+                || self.failure.is_some()
+                || self
+                    .capabilities
+                    .as_ref()
+                    .is_none_or(|(at, _)| at.elapsed() >= CAPABILITIES_FRESH_FOR))
+    }
+
+    pub fn record(&mut self, read: Result<Capabilities, Failure>) {
+        match read {
+            Ok(capabilities) => {
+                self.capabilities = Some((Instant::now(), Arc::new(capabilities)));
+                self.stale = false;
+                self.failure = None;
+            }
+            Err(Failure::Refused(refusal)) if refuses_the_key(&refusal) => self.refuse(),
+            Err(failure) => self.failure = Some(failure),
+        }
+    }
+
+    /// The stack refused the key: it is never sent again.
+    pub fn refuse(&mut self) {
+        self.refused = true;
+    }
+
+    /// Read the capabilities again before trusting them.
+    pub fn forget_capabilities(&mut self) {
+        self.stale = true;
+    }
+
+    pub fn position(&self) -> Position {
+        let offer = self
+            .capabilities
+            .as_ref()
+            .map(|(_, capabilities)| Offer::new(capabilities.clone()));
+        match (&self.failure, self.refused, offer) {
+            (_, true, offer) => Position::Refused(offer),
+            (Some(failure), false, offer) => Position::Unreachable(failure.clone(), offer),
+            (None, false, Some(offer)) => Position::Connected(offer),
+            (None, false, None) => {
+                Position::Unreachable(Failure::Unexpected { status: None }, None)
+            }
+        }
+    }
+
+    /// Notes what is offered now; answers whether it differs from what was offered before.
+    pub fn note_offered(&mut self, offered: Vec<String>) -> bool {
+        let changed = self
+            .offered
+            .as_ref()
+            .is_some_and(|before| *before != offered);
+        self.offered = Some(offered);
+        changed
+    }
+}
+
+/// Every key's standing, by digest, for a server that serves many keys; the oldest is let go
+/// past `limit`.
+pub struct Standings {
+    by_digest: std::sync::Mutex<HashMap<[u8; 32], (Instant, Arc<Mutex<KeyStanding>>)>>,
+    limit: usize,
+}
+
+impl Standings {
+    pub fn new(limit: usize) -> Standings {
+        Standings {
+            by_digest: std::sync::Mutex::new(HashMap::new()),
+            limit: limit.max(1),
+        }
+    }
+
+    pub fn of(&self, digest: [u8; 32]) -> Arc<Mutex<KeyStanding>> {
+        let Ok(mut by_digest) = self.by_digest.lock() else {
+            return Arc::new(Mutex::new(KeyStanding::default()));
+        };
+        if let Some((used, standing)) = by_digest.get_mut(&digest) {
+            *used = Instant::now();
+            return standing.clone();
+        }
+        if by_digest.len() >= self.limit
+            && let Some(oldest) = by_digest
+                .iter()
+                .min_by_key(|(_, (used, _))| *used)
+                .map(|(digest, _)| *digest)
+        {
+            by_digest.remove(&oldest);
+        }
+        let standing = Arc::new(Mutex::new(KeyStanding::default()));
+        by_digest.insert(digest, (Instant::now(), standing.clone()));
+        standing
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stack::Unreachable;
+    use serde_json::json;
+
+    fn capabilities() -> Capabilities {
+        Capabilities {
+            states: Default::default(),
+            scope: Some("read".into()),
+        }
+    }
+
+    fn refusal(status: u16, code: &str) -> Failure {
+        Failure::Refused(Refusal {
+            status,
+            problem: json!({"code": code}),
+            retry_after_seconds: None,
+        })
+    }
+
+    #[test]
+    fn a_refused_key_stays_refused_and_is_never_read_again() {
+        let mut standing = KeyStanding::default();
+        assert!(standing.needs_reading());
+        standing.record(Ok(capabilities()));
+        assert!(matches!(standing.position(), Position::Connected(_)));
+        assert!(!standing.needs_reading());
+        standing.forget_capabilities();
+        standing.record(Err(refusal(403, "ADMIT-4")));
+        assert!(matches!(standing.position(), Position::Refused(Some(_))));
+        assert!(!standing.needs_reading(), "the key is never sent again");
+        let mut unknown = KeyStanding::default();
+        unknown.record(Err(refusal(401, "")));
+        assert!(matches!(unknown.position(), Position::Refused(None)));
+    }
+
+    #[test]
+    fn an_unreachable_stack_is_tried_again_and_the_last_offer_kept() {
+        let mut standing = KeyStanding::default();
+        standing.record(Ok(capabilities()));
+        standing.forget_capabilities();
+        standing.record(Err(Failure::Unreachable(Unreachable::NoConnection)));
+        assert!(matches!(
+            standing.position(),
+            Position::Unreachable(_, Some(_))
+        ));
+        assert!(standing.needs_reading(), "the next call tries again");
+        standing.record(Ok(capabilities()));
+        assert!(matches!(standing.position(), Position::Connected(_)));
+    }
+
+    #[test]
+    fn other_refusals_do_not_refuse_the_key() {
+        let mut standing = KeyStanding::default();
+        standing.record(Err(refusal(429, "ADMIT-9")));
+        assert!(!matches!(standing.position(), Position::Refused(_)));
+        assert!(standing.needs_reading());
+    }
+
+    #[test]
+    fn a_change_in_what_is_offered_is_noticed() {
+        let mut standing = KeyStanding::default();
+        assert!(
+            !standing.note_offered(vec!["a".into()]),
+            "the first look is no change"
+        );
+        assert!(!standing.note_offered(vec!["a".into()]));
+        assert!(standing.note_offered(vec!["a".into(), "b".into()]));
+    }
+
+    #[test]
+    fn standings_keep_a_bounded_number_of_keys() {
+        let standings = Standings::new(2);
+        let first = standings.of([1; 32]);
+        assert!(Arc::ptr_eq(&first, &standings.of([1; 32])));
+        standings.of([2; 32]);
+        standings.of([3; 32]);
+        assert!(
+            !Arc::ptr_eq(&first, &standings.of([1; 32])),
+            "the oldest was let go"
+        );
+    }
+}
