@@ -1,7 +1,6 @@
 //! The MCP server: the tools and resources a key is offered, made from the catalogue by hand
 //! (no macros), answering through the stack and handing its answers over as data.
 
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
@@ -12,7 +11,6 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
-use tokio::sync::Mutex;
 
 use crate::arguments::Arguments;
 use crate::catalogue::{self, Action, Operation, ToolSpec};
@@ -21,21 +19,17 @@ use crate::offer::{self, Offer};
 use crate::outcome::{self, Framed};
 use crate::sentences;
 use crate::stack::{Failure, Refusal, Stack};
-use crate::standing::{self, KeyStanding, Position};
+use crate::standing::{self, Position, SharedStanding};
 
 pub struct LemonfiberServer {
     stack: Stack,
-    standing: Arc<Mutex<KeyStanding>>,
+    standing: SharedStanding,
     /// How long an action's job is followed before the answer says it is still running.
     job_wait: Duration,
 }
 
 impl LemonfiberServer {
-    pub fn new(
-        stack: Stack,
-        standing: Arc<Mutex<KeyStanding>>,
-        job_wait: Duration,
-    ) -> LemonfiberServer {
+    pub fn new(stack: Stack, standing: SharedStanding, job_wait: Duration) -> LemonfiberServer {
         LemonfiberServer {
             stack,
             standing,

@@ -115,10 +115,13 @@ impl KeyStanding {
     }
 }
 
-/// Every key's standing, by digest, for a server that serves many keys; the oldest is let go
-/// past `limit`.
+/// One key's standing, shared by every session that uses the key.
+pub type SharedStanding = Arc<Mutex<KeyStanding>>;
+
+/// Every key's standing, by digest, for a server that serves many keys; the one used longest
+/// ago is let go past `limit`.
 pub struct Standings {
-    by_digest: std::sync::Mutex<HashMap<[u8; 32], (Instant, Arc<Mutex<KeyStanding>>)>>,
+    by_digest: std::sync::Mutex<HashMap<[u8; 32], (Instant, SharedStanding)>>,
     limit: usize,
 }
 
@@ -130,7 +133,7 @@ impl Standings {
         }
     }
 
-    pub fn of(&self, digest: [u8; 32]) -> Arc<Mutex<KeyStanding>> {
+    pub fn of(&self, digest: [u8; 32]) -> SharedStanding {
         let Ok(mut by_digest) = self.by_digest.lock() else {
             return Arc::new(Mutex::new(KeyStanding::default()));
         };
