@@ -79,13 +79,19 @@ async fn the_build_names_missing_words_and_a_new_read_becomes_a_tool_and_resourc
     let _ = std::fs::remove_dir_all(&copy);
     copy_of_project(&copy);
 
-    // Deleting one tool's words fails the build, naming that tool.
+    // Deleting one tool's words fails the build, naming that tool; so does a household read
+    // without household words (F13-R3).
     let words = copy.join("src/words.toml");
     let original_words = std::fs::read_to_string(&words).expect("words");
     edit(&words, |text| {
         let start = text.find("[tools.read_stuck]").expect("read_stuck's words");
         let end = start + text[start..].find("\n[tools.").expect("the next tool") + 1;
-        format!("{}{}", &text[..start], &text[end..])
+        let text = format!("{}{}", &text[..start], &text[end..]);
+        let household = text
+            .find("household = \"The things you have asked for")
+            .expect("household words");
+        let line_end = household + text[household..].find('\n').expect("a line");
+        format!("{}{}", &text[..household], &text[line_end + 1..])
     });
     let failed = cargo_build(&copy);
     let stderr = String::from_utf8_lossy(&failed.stderr);
@@ -97,6 +103,8 @@ async fn the_build_names_missing_words_and_a_new_read_becomes_a_tool_and_resourc
         stderr.contains("tool read_stuck (from /api/stuck) has no words in src/words.toml"),
         "{stderr}"
     );
+    let household = "tool read_requests is a household read (x-lemonfiber-household) and has no household words";
+    assert!(stderr.contains(household), "{stderr}");
 
     // Adding a read to the contract, with words, adds its tool and resource and nothing else.
     std::fs::write(&words, original_words).expect("restore the words");

@@ -68,6 +68,11 @@ impl DemoStack {
         }
     }
 
+    /// Stops the demo stack and waits until it has gone.
+    pub async fn stop(mut self) {
+        let _ = self._child.kill().await;
+    }
+
     pub fn key(&self, file: &str) -> String {
         std::fs::read_to_string(file)
             .expect("the key file reads")

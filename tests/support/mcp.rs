@@ -4,21 +4,60 @@
 #![allow(dead_code)]
 
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::service::NotificationContext;
 use rmcp::service::RunningService;
 use rmcp::transport::TokioChildProcess;
-use rmcp::{RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient, ServiceExt};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
+use tokio::sync::Notify;
 
 use super::demo::BINARY;
 
 pub struct Stdio {
-    pub client: RunningService<RoleClient, ()>,
+    pub client: RunningService<RoleClient, Watcher>,
+    pub watcher: Watcher,
     stderr: Arc<Mutex<String>>,
+}
+
+/// The client's side of the session: counts the server's notices that its tools changed.
+#[derive(Clone, Default)]
+pub struct Watcher {
+    tools_changed: Arc<AtomicUsize>,
+    noticed: Arc<Notify>,
+}
+
+impl Watcher {
+    pub fn tools_changed(&self) -> usize {
+        self.tools_changed.load(Ordering::SeqCst)
+    }
+
+    /// Waits (a bounded time) until the server has said its tools changed more than `seen` times.
+    pub async fn wait_for_tools_changed(&self, seen: usize) -> bool {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+        while self.tools_changed() <= seen {
+            if tokio::time::timeout_at(deadline, self.noticed.notified())
+                .await
+                .is_err()
+            {
+                return self.tools_changed() > seen;
+            }
+        }
+        true
+    }
+}
+
+impl ClientHandler for Watcher {
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        self.tools_changed.fetch_add(1, Ordering::SeqCst);
+        self.noticed.notify_one();
+    }
 }
 
 impl Stdio {
@@ -56,8 +95,17 @@ impl Stdio {
                 }
             });
         }
-        let client = ().serve(transport).await.expect("the MCP session starts");
-        Stdio { client, stderr }
+        let watcher = Watcher::default();
+        let client = watcher
+            .clone()
+            .serve(transport)
+            .await
+            .expect("the MCP session starts");
+        Stdio {
+            client,
+            watcher,
+            stderr,
+        }
     }
 
     pub async fn call(&self, tool: &str, arguments: Value) -> CallToolResult {
