@@ -8,7 +8,7 @@ mod demo;
 mod mcp;
 
 use std::collections::BTreeSet;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use demo::DemoStack;
 use mcp::{Stdio, text_of, unframe};
@@ -203,7 +203,7 @@ fn key_dir(test: &str) -> PathBuf {
     directory
 }
 
-async fn demo_at(address: &str, seed: &str, keys: &PathBuf) -> DemoStack {
+async fn demo_at(address: &str, seed: &str, keys: &Path) -> DemoStack {
     DemoStack::start_with(&[
         "--listen",
         address,
