@@ -182,11 +182,7 @@ impl Household {
             "/api/status" | "/api/stuck" if downloads_paused => self.paused(path),
             _ => match self.reads.get(path) {
                 Some(canned) => envelope(&canned.kind, canned.data.clone()),
-                None => Answer::Problem {
-                    status: 404,
-                    code: "ASK-1",
-                    summary: "This stack serves no such read.".into(),
-                },
+                None => no_such_read(),
             },
         }
     }
@@ -195,11 +191,7 @@ impl Household {
     /// items (whose field is null) stay, as every form uses them.
     fn filtered(&self, path: &str, list: &str, by: &str, wanted: &[&str]) -> Answer {
         let Some(canned) = self.reads.get(path) else {
-            return Answer::Problem {
-                status: 404,
-                code: "ASK-1",
-                summary: "This stack serves no such read.".into(),
-            };
+            return no_such_read();
         };
         let mut data = canned.data.clone();
         if !wanted.is_empty()
@@ -216,11 +208,7 @@ impl Household {
     /// What status and stuck say while every download is paused.
     fn paused(&self, path: &str) -> Answer {
         let Some(canned) = self.reads.get(path) else {
-            return Answer::Problem {
-                status: 404,
-                code: "ASK-1",
-                summary: "This stack serves no such read.".into(),
-            };
+            return no_such_read();
         };
         let mut data = canned.data.clone();
         if let Some(downloads) = data.get_mut("downloads") {
@@ -264,6 +252,14 @@ impl Household {
             text.push('\n');
         }
         text.into_bytes()
+    }
+}
+
+fn no_such_read() -> Answer {
+    Answer::Problem {
+        status: 404,
+        code: "ASK-1",
+        summary: "This stack serves no such read.".into(),
     }
 }
 
