@@ -2,7 +2,7 @@
 //! command line (where other users of the machine can read it), and there is no password setting.
 
 use std::fmt;
-use std::net::IpAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -15,9 +15,19 @@ pub const PIN: &str = "LEMONFIBER_PIN";
 pub const KEY_FILE: &str = "LEMONFIBER_KEY_FILE";
 pub const KEY: &str = "LEMONFIBER_KEY";
 pub const JOB_WAIT: &str = "LEMONFIBER_JOB_WAIT";
+pub const LISTEN: &str = "LEMONFIBER_LISTEN";
+pub const NAMES: &str = "LEMONFIBER_NAMES";
+pub const STATE: &str = "LEMONFIBER_STATE";
+pub const ORIGINS: &str = "LEMONFIBER_ORIGINS";
+pub const RATE: &str = "LEMONFIBER_RATE";
+pub const AT_ONCE: &str = "LEMONFIBER_AT_ONCE";
+pub const SESSIONS: &str = "LEMONFIBER_SESSIONS";
 
-const DEFAULT_JOB_WAIT_SECONDS: u64 = 10;
+pub const DEFAULT_JOB_WAIT: Duration = Duration::from_secs(10);
 const LONGEST_JOB_WAIT_SECONDS: u64 = 300;
+pub const DEFAULT_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
+/// Where a server run from a checkout keeps the certificate it makes.
+const DEFAULT_STATE: &str = "certs";
 
 /// What is wrong with the settings. Names the setting, never its value.
 #[derive(Debug)]
@@ -30,7 +40,11 @@ pub enum ConfigError {
     NoKey,
     KeyFileUnreadable(PathBuf, std::io::ErrorKind),
     BadKey(&'static str, KeyError),
-    BadJobWait,
+    BadNumber(&'static str, u64, u64),
+    KeyInHttpMode(&'static str),
+    NoListen,
+    BadListen,
+    BadNames,
 }
 
 impl fmt::Display for ConfigError {
@@ -63,9 +77,25 @@ impl fmt::Display for ConfigError {
                 )
             }
             ConfigError::BadKey(setting, error) => write!(f, "{setting}: {error}"),
-            ConfigError::BadJobWait => write!(
+            ConfigError::BadNumber(setting, least, most) => {
+                write!(f, "{setting} must be a whole number from {least} to {most}")
+            }
+            ConfigError::KeyInHttpMode(setting) => write!(
                 f,
-                "{JOB_WAIT} is how many seconds an action's job is followed, a whole number from 0 to {LONGEST_JOB_WAIT_SECONDS}"
+                "{setting} is set, but the HTTP mode holds no key of its own: each request brings its own key. \
+                 Unset {setting}"
+            ),
+            ConfigError::NoListen => write!(
+                f,
+                "nothing is served until asked for: set {LISTEN} (or --listen) to the address to serve on, such as 0.0.0.0:8443"
+            ),
+            ConfigError::BadListen => write!(
+                f,
+                "{LISTEN} is not an address to listen on, such as 0.0.0.0:8443"
+            ),
+            ConfigError::BadNames => write!(
+                f,
+                "{NAMES} must list the names this server is reached by, separated by commas"
             ),
         }
     }
@@ -101,20 +131,121 @@ pub fn stdio_settings(
         }
         (None, Some(text)) => Key::parse(&text).map_err(|error| ConfigError::BadKey(KEY, error))?,
     };
-    let job_wait = match set(JOB_WAIT) {
-        None => DEFAULT_JOB_WAIT_SECONDS,
+    Ok(StdioSettings {
+        address,
+        key,
+        job_wait: job_wait(&set)?,
+    })
+}
+
+/// The limits the HTTP mode keeps for each key and in all.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Limits {
+    /// Requests a minute one key may make.
+    pub per_minute: u64,
+    /// Requests one key may have under way at once.
+    pub at_once: u64,
+    /// Sessions open at once, over every key.
+    pub sessions: u64,
+}
+
+impl Limits {
+    pub const DEFAULT: Limits = Limits {
+        per_minute: 240,
+        at_once: 8,
+        sessions: 256,
+    };
+}
+
+/// `lemonfiber-mcp http`: where to serve, by which names, and the stack, but no key.
+#[derive(Debug)]
+pub struct HttpSettings {
+    pub listen: SocketAddr,
+    pub stack: StackAddress,
+    pub names: Vec<String>,
+    pub state: PathBuf,
+    /// Origins a browser may call from; `None`: the served names themselves.
+    pub origins: Option<Vec<String>>,
+    pub job_wait: Duration,
+    pub limits: Limits,
+}
+
+pub fn http_settings(
+    lookup: impl Fn(&str) -> Option<String>,
+    listen: Option<SocketAddr>,
+) -> Result<HttpSettings, ConfigError> {
+    let set = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+    for setting in [KEY, KEY_FILE] {
+        if set(setting).is_some() {
+            return Err(ConfigError::KeyInHttpMode(setting));
+        }
+    }
+    let listen = match (listen, set(LISTEN)) {
+        (Some(listen), _) => listen,
+        (None, Some(text)) => text.trim().parse().map_err(|_| ConfigError::BadListen)?,
+        (None, None) => return Err(ConfigError::NoListen),
+    };
+    let stack = stack_address(
+        set(ADDRESS).ok_or(ConfigError::Missing(ADDRESS))?.trim(),
+        set(PIN).as_deref(),
+    )?;
+    let list = |text: String| -> Vec<String> {
+        text.split(',')
+            .map(str::trim)
+            .filter(|item| !item.is_empty())
+            .map(str::to_owned)
+            .collect()
+    };
+    let names = list(set(NAMES).unwrap_or_else(|| DEFAULT_NAMES.join(",")));
+    if names.is_empty()
+        || names
+            .iter()
+            .any(|name| name.contains(['/', ' ', ':']) && name.parse::<IpAddr>().is_err())
+    {
+        return Err(ConfigError::BadNames);
+    }
+    Ok(HttpSettings {
+        listen,
+        stack,
+        names,
+        state: PathBuf::from(set(STATE).unwrap_or_else(|| DEFAULT_STATE.to_owned())),
+        origins: set(ORIGINS).map(list),
+        job_wait: job_wait(&set)?,
+        limits: Limits {
+            per_minute: number(&set, RATE, Limits::DEFAULT.per_minute, 1, 100_000)?,
+            at_once: number(&set, AT_ONCE, Limits::DEFAULT.at_once, 1, 1_000)?,
+            sessions: number(&set, SESSIONS, Limits::DEFAULT.sessions, 1, 100_000)?,
+        },
+    })
+}
+
+fn number(
+    set: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: u64,
+    least: u64,
+    most: u64,
+) -> Result<u64, ConfigError> {
+    match set(name) {
+        None => Ok(default),
         Some(text) => text
             .trim()
             .parse()
             .ok()
-            .filter(|seconds| *seconds <= LONGEST_JOB_WAIT_SECONDS)
-            .ok_or(ConfigError::BadJobWait)?,
-    };
-    Ok(StdioSettings {
-        address,
-        key,
-        job_wait: Duration::from_secs(job_wait),
-    })
+            .filter(|value| (least..=most).contains(value))
+            .ok_or(ConfigError::BadNumber(name, least, most)),
+    }
+}
+
+fn job_wait(set: &impl Fn(&str) -> Option<String>) -> Result<Duration, ConfigError> {
+    number(
+        set,
+        JOB_WAIT,
+        DEFAULT_JOB_WAIT.as_secs(),
+        0,
+        LONGEST_JOB_WAIT_SECONDS,
+    )
+    .map(Duration::from_secs)
 }
 
 /// `https://host:port` (or `host:port`), and how its certificate is known: by the pin, which only
@@ -220,6 +351,46 @@ mod tests {
         ])
         .expect_err("bad pin");
         assert!(!error.to_string().contains("deadbeef"));
+    }
+
+    #[test]
+    fn the_http_mode_takes_no_key_and_serves_only_when_asked_f13_r8() {
+        let http = |pairs: &[(&str, &str)]| {
+            let map: HashMap<String, String> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            http_settings(|name| map.get(name).cloned(), None)
+        };
+        let stack = (ADDRESS, "https://127.0.0.1:9");
+        assert!(matches!(
+            http(&[stack, (LISTEN, "127.0.0.1:0"), (KEY, KEY_TEXT)]),
+            Err(ConfigError::KeyInHttpMode(KEY))
+        ));
+        assert!(matches!(
+            http(&[stack, (LISTEN, "127.0.0.1:0"), (KEY_FILE, "/k")]),
+            Err(ConfigError::KeyInHttpMode(KEY_FILE))
+        ));
+        assert!(matches!(http(&[stack]), Err(ConfigError::NoListen)));
+        assert!(matches!(
+            http(&[stack, (LISTEN, "127.0.0.1:0"), (RATE, "0")]),
+            Err(ConfigError::BadNumber(RATE, 1, _))
+        ));
+        let settings = http(&[
+            stack,
+            (LISTEN, "127.0.0.1:0"),
+            (NAMES, "mcp.home.arpa, 192.168.1.4"),
+        ])
+        .expect("settings");
+        assert_eq!(settings.names, vec!["mcp.home.arpa", "192.168.1.4"]);
+        assert_eq!(
+            settings.limits,
+            Limits {
+                per_minute: 240,
+                at_once: 8,
+                sessions: 256
+            }
+        );
     }
 
     #[test]

@@ -18,6 +18,10 @@ use axum_server::accept::NoDelayAcceptor;
 use axum_server::tls_rustls::RustlsConfig;
 use serde_json::json;
 
+use crate::config::{self, HttpSettings, Limits};
+use crate::http;
+use crate::stack::StackAddress;
+use crate::stack::pin::Trust;
 use household::Household;
 use keys::{DemoKey, Scope};
 use requests::RequestLog;
@@ -146,6 +150,30 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
     let control = axum::serve(control_listener, control::router(demo.clone())).into_future();
 
     let stack_url = format!("https://{address}");
+    // MCP over HTTPS beside it, as an operator runs it next to a real stack.
+    let names: Vec<String> = config::DEFAULT_NAMES
+        .iter()
+        .map(|name| name.to_string())
+        .collect();
+    let mcp = http::serve(HttpSettings {
+        listen: SocketAddr::new(listen.ip(), 0),
+        stack: StackAddress {
+            base_url: stack_url.clone(),
+            trust: Trust::Pinned(certificate.pin),
+        },
+        names: names.clone(),
+        state: key_directory.join("mcp"),
+        origins: None,
+        job_wait: config::DEFAULT_JOB_WAIT,
+        limits: Limits::DEFAULT,
+    })
+    .await?;
+    let served = Served {
+        stack_url,
+        pin: certificate.pin.to_hex(),
+        mcp_url: http::mcp_url(&names, mcp.address),
+        mcp,
+    };
     let key_file = |kind: &str| {
         demo.keys
             .iter()
@@ -154,20 +182,27 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
     };
     if print_json {
         let line = json!({
-            "address": stack_url,
-            "pin": certificate.pin.to_hex(),
+            "address": served.stack_url,
+            "pin": served.pin,
             "key_files": { "read": key_file("read"), "act": key_file("act"), "member": key_file("member") },
             "control": format!("http://{control_address}"),
+            "mcp_url": served.mcp_url,
+            "mcp_pin": served.mcp.fingerprint.to_string(),
         });
         println!("{line}");
     } else {
-        print_for_a_person(&demo, &stack_url, &certificate.pin.to_hex(), &key_directory);
+        print_for_a_person(&demo, &served, &key_directory);
     }
 
+    let Served { mcp, .. } = served;
     let outcome = tokio::select! {
         served = stack => served.map_err(io("the demo stack stopped")),
         served = control => served.map_err(io("the demo's control endpoint stopped")),
-        () = stopped() => Ok(()),
+        served = mcp.done => match served {
+            Ok(served) => served.map_err(io("the demo's MCP server stopped")),
+            Err(error) => Err(DemoError(format!("the demo's MCP server stopped: {error}"))),
+        },
+        () = crate::stop_requested() => Ok(()),
     };
     if made_here {
         let _ = std::fs::remove_dir_all(&key_directory);
@@ -175,22 +210,15 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
     outcome
 }
 
-async fn stopped() {
-    let interrupt = tokio::signal::ctrl_c();
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut terminate) => {
-            tokio::select! {
-                _ = interrupt => {}
-                _ = terminate.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = interrupt.await;
-        }
-    }
+/// What the demo serves, for the person who started it.
+struct Served {
+    stack_url: String,
+    pin: String,
+    mcp_url: String,
+    mcp: http::Serving,
 }
 
-fn print_for_a_person(demo: &Demo, stack_url: &str, pin: &str, key_directory: &Path) {
+fn print_for_a_person(demo: &Demo, served: &Served, key_directory: &Path) {
     let program = std::env::current_exe().map_or_else(
         |_| "lemonfiber-mcp".to_owned(),
         |path| path.display().to_string(),
@@ -200,8 +228,8 @@ fn print_for_a_person(demo: &Demo, stack_url: &str, pin: &str, key_directory: &P
         "A lemonfiber demo stack for {} is running.\n",
         demo.household.stack
     );
-    println!("  address  {stack_url}");
-    println!("  pin      {pin}");
+    println!("  address  {}", served.stack_url);
+    println!("  pin      {}", served.pin);
     println!("  keys     (in {})", key_directory.display());
     for key in &demo.keys {
         println!("    {:<14} {}", key.scope.label(), key.file.display());
@@ -213,8 +241,8 @@ fn print_for_a_person(demo: &Demo, stack_url: &str, pin: &str, key_directory: &P
                     "command": program,
                     "args": ["stdio"],
                     "env": {
-                        "LEMONFIBER_ADDRESS": stack_url,
-                        "LEMONFIBER_PIN": pin,
+                        "LEMONFIBER_ADDRESS": served.stack_url,
+                        "LEMONFIBER_PIN": served.pin,
                         "LEMONFIBER_KEY_FILE": read.file.display().to_string(),
                     }
                 }
@@ -229,5 +257,13 @@ fn print_for_a_person(demo: &Demo, stack_url: &str, pin: &str, key_directory: &P
         );
         println!("or member.key to see what a household member sees.\n\n{pretty}\n");
     }
+    println!("MCP over HTTPS, for a phone or browser assistant on this machine:");
+    println!("  url          {}", served.mcp_url);
+    println!(
+        "  fingerprint  {} (SHA-256; pin it, or trust {})",
+        served.mcp.fingerprint,
+        served.mcp.certificate_file.display()
+    );
+    println!("  key          send one of the keys above as: Authorization: Bearer <key>\n");
     println!("The demo runs until you stop it (Ctrl-C); its keys are deleted then.");
 }

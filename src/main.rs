@@ -2,9 +2,12 @@
 //! Model Context Protocol, with exactly the authority of the integration key it is given.
 
 mod arguments;
+mod by_digest;
 mod catalogue;
+mod certs;
 mod config;
 mod demo;
+mod http;
 mod jobs;
 mod offer;
 mod outcome;
@@ -41,6 +44,17 @@ enum Command {
     /// Serve MCP over stdio, for a desktop assistant. Reads LEMONFIBER_ADDRESS, LEMONFIBER_PIN and
     /// LEMONFIBER_KEY_FILE (or LEMONFIBER_KEY) from the environment; a key is never an argument.
     Stdio,
+    /// Serve MCP Streamable HTTP over TLS, for an assistant on a phone or in a browser. Reads
+    /// LEMONFIBER_LISTEN, LEMONFIBER_ADDRESS, LEMONFIBER_PIN, LEMONFIBER_NAMES and LEMONFIBER_STATE;
+    /// every request brings its own key as `Authorization: Bearer`.
+    Http {
+        /// The address to serve on (instead of LEMONFIBER_LISTEN).
+        #[arg(long)]
+        listen: Option<SocketAddr>,
+        /// Print one JSON line once listening (the MCP URL and the certificate's fingerprint).
+        #[arg(long)]
+        json: bool,
+    },
     /// Run an embedded demo stack on loopback, with demo keys, to try the server against.
     Demo {
         /// Print one JSON line once listening, instead of instructions for a person.
@@ -77,6 +91,7 @@ fn main() -> ExitCode {
     let outcome = runtime.block_on(async {
         match cli.command {
             Command::Stdio => stdio::run().await,
+            Command::Http { listen, json } => http::run(listen, json).await,
             Command::Demo {
                 json,
                 listen,
@@ -109,6 +124,22 @@ fn main() -> ExitCode {
 pub enum Fatal {
     Settings(String),
     Failed(String),
+}
+
+/// Waits until the process is asked to stop (Ctrl-C or SIGTERM).
+pub async fn stop_requested() {
+    let interrupt = tokio::signal::ctrl_c();
+    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+        Ok(mut terminate) => {
+            tokio::select! {
+                _ = interrupt => {}
+                _ = terminate.recv() => {}
+            }
+        }
+        Err(_) => {
+            let _ = interrupt.await;
+        }
+    }
 }
 
 /// Logs go to stderr: stdout belongs to the stdio transport.

@@ -13,6 +13,7 @@ use crate::arguments::ArgumentProblem;
 use crate::jobs::JobState;
 use crate::redact;
 use crate::sentences::{self, DATA_END, DATA_START};
+use crate::server::Via;
 use crate::stack::{Body, Failure, Refusal, Reply};
 
 /// One answer, in the two forms it is handed over in.
@@ -192,8 +193,8 @@ fn refused(refusal: &Refusal) -> Framed {
     with_data(&sentence, problem_of(refusal), true)
 }
 
-pub fn key_refused() -> Framed {
-    Framed::said(sentences::key_refused())
+pub fn key_refused(via: Via) -> Framed {
+    Framed::said(sentences::key_refused(via))
 }
 
 pub fn connected(scope: Option<&str>) -> Framed {

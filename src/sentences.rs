@@ -2,6 +2,7 @@
 //! stack wrote: that only ever travels inside a data block (see `outcome`).
 
 use crate::arguments::{ArgumentProblem, Fault};
+use crate::server::Via;
 use crate::stack::Unreachable;
 
 /// The first line of a data block; the block ends with [`DATA_END`] and the same boundary.
@@ -101,11 +102,21 @@ pub fn job_unknown() -> &'static str {
      ended long ago. What it said follows as data, between the boundary lines."
 }
 
-pub fn key_refused() -> &'static str {
-    "The stack refused this server's key: it is wrong, revoked, or unknown to the stack (it does not say which). \
-     Nothing more can be done with it, and it will not be sent again. A new key is needed: the operator makes an \
-     integration key for this assistant on the stack, puts it in the file LEMONFIBER_KEY_FILE names, and starts \
-     this server again."
+pub fn key_refused(via: Via) -> &'static str {
+    match via {
+        Via::Stdio => {
+            "The stack refused this server's key: it is wrong, revoked, or unknown to the stack (it does not say \
+             which). Nothing more can be done with it, and it will not be sent again. A new key is needed: the \
+             operator makes an integration key for this assistant on the stack, puts it in the file \
+             LEMONFIBER_KEY_FILE names, and starts this server again."
+        }
+        Via::Http => {
+            "The stack refused the key this assistant sends: it is wrong, revoked, or unknown to the stack (it does \
+             not say which). Nothing more can be done with it, and it will not be sent on to the stack again. A new \
+             key is needed: the operator makes an integration key for this assistant on the stack, and the \
+             assistant's connection is set up again with it."
+        }
+    }
 }
 
 /// Where the server stands once the stack has answered; `scope` is what the stack said of the key.

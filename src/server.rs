@@ -1,13 +1,15 @@
 //! The MCP server: the tools and resources a key is offered, made from the catalogue by hand
 //! (no macros), answering through the stack and handing its answers over as data.
 
+use std::borrow::Cow;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, JsonObject,
     ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig, Tool,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -21,17 +23,39 @@ use crate::sentences;
 use crate::stack::{Failure, Refusal, Stack};
 use crate::standing::{self, Position, SharedStanding};
 
+/// How the assistant reaches this server, which decides what it is told to do about a refused
+/// key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    Stdio,
+    Http,
+}
+
+/// The protocol versions served: from 2025-06-18 on.
+const PROTOCOL_VERSIONS: [ProtocolVersion; 3] = [
+    ProtocolVersion::V_2025_06_18,
+    ProtocolVersion::V_2025_11_25,
+    ProtocolVersion::V_2026_07_28,
+];
+
 pub struct LemonfiberServer {
-    stack: Stack,
+    stack: Arc<Stack>,
+    via: Via,
     standing: SharedStanding,
     /// How long an action's job is followed before the answer says it is still running.
     job_wait: Duration,
 }
 
 impl LemonfiberServer {
-    pub fn new(stack: Stack, standing: SharedStanding, job_wait: Duration) -> LemonfiberServer {
+    pub fn new(
+        stack: Arc<Stack>,
+        standing: SharedStanding,
+        job_wait: Duration,
+        via: Via,
+    ) -> LemonfiberServer {
         LemonfiberServer {
             stack,
+            via,
             standing,
             job_wait,
         }
@@ -76,7 +100,7 @@ impl LemonfiberServer {
         peer: &Peer<RoleServer>,
     ) -> Framed {
         let offer = match self.position(peer).await {
-            Position::Refused(_) => return outcome::key_refused(),
+            Position::Refused(_) => return outcome::key_refused(self.via),
             Position::Unreachable(failure, _) => return outcome::failure(&failure),
             Position::Connected(offer) => offer,
         };
@@ -133,7 +157,7 @@ impl LemonfiberServer {
         if let Failure::Refused(refusal) = &failure {
             if standing::refuses_the_key(refusal) {
                 self.standing.lock().await.refuse();
-                return outcome::key_refused();
+                return outcome::key_refused(self.via);
             }
             if standing::out_of_scope(refusal) {
                 self.standing.lock().await.forget_capabilities();
@@ -222,6 +246,10 @@ fn failure_name(failure: &Failure) -> &'static str {
 }
 
 impl ServerHandler for LemonfiberServer {
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        Cow::Borrowed(&PROTOCOL_VERSIONS)
+    }
+
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_tools()

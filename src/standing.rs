@@ -2,12 +2,12 @@
 //! admit), `refused` (for good: the key is never sent again), or `unreachable` (the next call
 //! tries again). Kept under the SHA-256 digest of the key, never the key.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
 
+use crate::by_digest::ByDigest;
 use crate::offer::Offer;
 use crate::stack::{Capabilities, Failure, Refusal};
 
@@ -118,40 +118,21 @@ impl KeyStanding {
 /// One key's standing, shared by every session that uses the key.
 pub type SharedStanding = Arc<Mutex<KeyStanding>>;
 
-/// Every key's standing, by digest, for a server that serves many keys; the one used longest
-/// ago is let go past `limit`.
-pub struct Standings {
-    by_digest: std::sync::Mutex<HashMap<[u8; 32], (Instant, SharedStanding)>>,
-    limit: usize,
-}
+/// Every key's standing, for a server that serves many keys.
+pub struct Standings(ByDigest<Mutex<KeyStanding>>);
 
 impl Standings {
     pub fn new(limit: usize) -> Standings {
-        Standings {
-            by_digest: std::sync::Mutex::new(HashMap::new()),
-            limit: limit.max(1),
-        }
+        Standings(ByDigest::new(limit))
     }
 
     pub fn of(&self, digest: [u8; 32]) -> SharedStanding {
-        let Ok(mut by_digest) = self.by_digest.lock() else {
-            return Arc::new(Mutex::new(KeyStanding::default()));
-        };
-        if let Some((used, standing)) = by_digest.get_mut(&digest) {
-            *used = Instant::now();
-            return standing.clone();
+        match self.0.get_or_make(digest, || {
+            Ok::<_, std::convert::Infallible>(Mutex::new(KeyStanding::default()))
+        }) {
+            Ok((standing, _)) => standing,
+            Err(never) => match never {},
         }
-        if by_digest.len() >= self.limit
-            && let Some(oldest) = by_digest
-                .iter()
-                .min_by_key(|(_, (used, _))| *used)
-                .map(|(digest, _)| *digest)
-        {
-            by_digest.remove(&oldest);
-        }
-        let standing = Arc::new(Mutex::new(KeyStanding::default()));
-        by_digest.insert(digest, (Instant::now(), standing.clone()));
-        standing
     }
 }
 
@@ -224,18 +205,5 @@ mod tests {
         );
         assert!(!standing.note_offered(vec!["a".into()]));
         assert!(standing.note_offered(vec!["a".into(), "b".into()]));
-    }
-
-    #[test]
-    fn standings_keep_a_bounded_number_of_keys() {
-        let standings = Standings::new(2);
-        let first = standings.of([1; 32]);
-        assert!(Arc::ptr_eq(&first, &standings.of([1; 32])));
-        standings.of([2; 32]);
-        standings.of([3; 32]);
-        assert!(
-            !Arc::ptr_eq(&first, &standings.of([1; 32])),
-            "the oldest was let go"
-        );
     }
 }

@@ -4,7 +4,9 @@ use rmcp::ServiceExt;
 
 use crate::Fatal;
 use crate::config;
-use crate::server::LemonfiberServer;
+use std::sync::Arc;
+
+use crate::server::{LemonfiberServer, Via};
 use crate::stack::Stack;
 use crate::stack::pin::Trust;
 use crate::standing::Standings;
@@ -25,7 +27,7 @@ pub async fn run() -> Result<(), Fatal> {
     let stack = Stack::new(&settings.address, settings.key)
         .map_err(|error| Fatal::Failed(error.to_string()))?;
     tracing::info!(stack = %settings.address.base_url, "serving MCP over stdio");
-    let running = LemonfiberServer::new(stack, standing, settings.job_wait)
+    let running = LemonfiberServer::new(Arc::new(stack), standing, settings.job_wait, Via::Stdio)
         .serve(rmcp::transport::stdio())
         .await
         .map_err(|error| Fatal::Failed(format!("the MCP session did not start: {error}")))?;

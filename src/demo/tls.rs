@@ -54,18 +54,8 @@ pub fn make(seed: Option<u64>) -> Result<Certificate, String> {
     let der: CertificateDer<'static> = certificate.der().clone();
     let pin = Pin::of_certificate(&der);
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key_pair.serialize_der()));
-    let mut config =
-        ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(|error| format!("cannot set up TLS: {error}"))?
-            .with_no_client_auth()
-            .with_single_cert(vec![der], key)
-            .map_err(|error| format!("cannot use the demo's certificate: {error}"))?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Certificate {
-        config: Arc::new(config),
-        pin,
-    })
+    let config = crate::certs::server_config(der, key).map_err(|error| error.to_string())?;
+    Ok(Certificate { config, pin })
 }
 
 #[cfg(test)]

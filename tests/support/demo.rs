@@ -22,6 +22,8 @@ pub struct DemoStack {
     pub act_key_file: String,
     pub member_key_file: String,
     pub control: String,
+    pub mcp_url: String,
+    pub mcp_pin: String,
 }
 
 impl DemoStack {
@@ -64,6 +66,8 @@ impl DemoStack {
             act_key_file: text("/key_files/act"),
             member_key_file: text("/key_files/member"),
             control: text("/control"),
+            mcp_url: text("/mcp_url"),
+            mcp_pin: text("/mcp_pin"),
             _child: child,
         }
     }
