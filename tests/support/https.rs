@@ -27,19 +27,34 @@ impl ServerCertVerifier for Pinned {
         _: &[u8],
         _: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        let seen: String = Sha256::digest(end_entity).iter().map(|byte| format!("{byte:02x}")).collect();
+        let seen: String = Sha256::digest(end_entity)
+            .iter()
+            .map(|byte| format!("{byte:02x}"))
+            .collect();
         if seen == self.fingerprint {
             Ok(ServerCertVerified::assertion())
         } else {
-            Err(rustls::Error::General(format!("the server's certificate is {seen}, not the pinned one")))
+            Err(rustls::Error::General(format!(
+                "the server's certificate is {seen}, not the pinned one"
+            )))
         }
     }
 
-    fn verify_tls12_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls12_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         rustls::crypto::verify_tls12_signature(message, cert, dss, &self.algorithms)
     }
 
-    fn verify_tls13_signature(&self, message: &[u8], cert: &CertificateDer<'_>, dss: &DigitallySignedStruct) -> Result<HandshakeSignatureValid, rustls::Error> {
+    fn verify_tls13_signature(
+        &self,
+        message: &[u8],
+        cert: &CertificateDer<'_>,
+        dss: &DigitallySignedStruct,
+    ) -> Result<HandshakeSignatureValid, rustls::Error> {
         rustls::crypto::verify_tls13_signature(message, cert, dss, &self.algorithms)
     }
 
@@ -48,9 +63,12 @@ impl ServerCertVerifier for Pinned {
     }
 }
 
-pub fn pinned_client(fingerprint: &str) -> reqwest::Client {
+pub fn pinned_tls(fingerprint: &str) -> rustls::ClientConfig {
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = Arc::new(Pinned { fingerprint: fingerprint.to_owned(), algorithms: provider.signature_verification_algorithms });
+    let verifier = Arc::new(Pinned {
+        fingerprint: fingerprint.to_owned(),
+        algorithms: provider.signature_verification_algorithms,
+    });
     let mut tls = rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .expect("TLS versions")
@@ -58,7 +76,46 @@ pub fn pinned_client(fingerprint: &str) -> reqwest::Client {
         .with_custom_certificate_verifier(verifier)
         .with_no_client_auth();
     tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-    reqwest::Client::builder().tls_backend_preconfigured(tls).no_proxy().build().expect("an HTTPS client")
+    tls
+}
+
+pub fn pinned_client(fingerprint: &str) -> reqwest::Client {
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(pinned_tls(fingerprint))
+        .no_proxy()
+        .build()
+        .expect("an HTTPS client")
+}
+
+/// Sends `head` and the first `sent` bytes of a body that claims to be larger, and answers the
+/// status the server gives before the rest arrives.
+pub fn status_before_the_whole_body(url: &str, fingerprint: &str, head: &str, sent: usize) -> u16 {
+    use std::io::{Read, Write};
+    let authority = url
+        .trim_start_matches("https://")
+        .split('/')
+        .next()
+        .expect("an authority");
+    let tcp = std::net::TcpStream::connect(authority).expect("connect");
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .expect("a timeout");
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("a name");
+    let connection =
+        rustls::ClientConnection::new(Arc::new(pinned_tls(fingerprint)), name).expect("TLS");
+    let mut stream = rustls::StreamOwned::new(connection, tcp);
+    stream.write_all(head.as_bytes()).expect("the head is sent");
+    stream
+        .write_all(&vec![b'x'; sent])
+        .expect("part of the body is sent");
+    stream.flush().expect("flushed");
+    let mut answer = [0u8; 64];
+    let read = stream.read(&mut answer).expect("an answer");
+    let answer = String::from_utf8_lossy(&answer[..read]);
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|status| status.parse().ok())
+        .expect("a status line")
 }
 
 pub const ACCEPT: &str = "application/json, text/event-stream";
