@@ -417,3 +417,81 @@ async fn a_restart_keeps_the_certificate_and_its_fingerprint() {
     assert_eq!(health.status(), StatusCode::OK);
     let _ = std::fs::remove_dir_all(state);
 }
+
+#[tokio::test]
+async fn past_the_requests_a_key_may_have_under_way_a_request_is_answered_429() {
+    let demo = DemoStack::start().await;
+    let server = http_server(
+        &demo,
+        &[("LEMONFIBER_AT_ONCE", "1"), ("LEMONFIBER_JOB_WAIT", "3")],
+    )
+    .await;
+    let act = demo.key(&demo.act_key_file);
+    let session = server.open_session(&act).await;
+    let call = |id: u64, tool: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
+    let rehearsed = server
+        .post(Some(&act), &call(2, "rehearse_update", json!({})))
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .expect("answered");
+    let rehearsed = messages(&rehearsed.text().await.expect("body"));
+    let offer = rehearsed
+        .iter()
+        .find_map(|message| {
+            message["result"]["structuredContent"]["data"]["offer"]
+                .as_str()
+                .map(str::to_owned)
+        })
+        .expect("an offer");
+
+    demo.control("jobs/hold").await;
+    let slow = server
+        .post(Some(&act), &call(3, "update", json!({"offer": offer})))
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(
+        slow.status(),
+        StatusCode::OK,
+        "the answer streams while the job is followed"
+    );
+    let busy = server
+        .post(
+            Some(&act),
+            &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
+        )
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(
+        busy.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "one request under way is this key's limit"
+    );
+    assert!(busy.headers().get("retry-after").is_some());
+
+    let followed = messages(&slow.text().await.expect("the streamed answer"));
+    assert!(
+        followed
+            .iter()
+            .any(|message| message["result"]["structuredContent"]["state"] == "running"),
+        "{followed:?}"
+    );
+    let free = server
+        .post(
+            Some(&act),
+            &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
+        )
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(
+        free.status(),
+        StatusCode::OK,
+        "the limit frees once the answer is sent"
+    );
+}
