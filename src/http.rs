@@ -208,14 +208,16 @@ async fn mcp(State(app): State<Arc<App>>, request: Request) -> Response {
     let permit = if request.method() == Method::GET {
         None
     } else {
-        Some(service.under_way())
+        match service.under_way() {
+            Some(permit) => Some(permit),
+            None => {
+                return too_many(
+                    1,
+                    "This key has too many requests under way at once; wait for one to finish.",
+                );
+            }
+        }
     };
-    if let Some(None) = permit {
-        return too_many(
-            1,
-            "This key has too many requests under way at once; wait for one to finish.",
-        );
-    }
     let opens_a_session =
         request.method() == Method::POST && !request.headers().contains_key(SESSION_HEADER);
     let method_was_delete = request.method() == Method::DELETE;
@@ -246,7 +248,6 @@ async fn mcp(State(app): State<Arc<App>>, request: Request) -> Response {
         parts.status = StatusCode::NO_CONTENT;
     }
     // The permit is held until the answer has been sent in full.
-    let permit = permit.flatten();
     let body = Body::new(body).into_data_stream().map(move |chunk| {
         let _held = &permit;
         chunk
