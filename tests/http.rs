@@ -89,6 +89,15 @@ impl HttpServer {
         }
     }
 
+    /// Sends `body` on a session `key` opened.
+    async fn in_session(&self, key: &str, session: &str, body: &Value) -> reqwest::Response {
+        self.post(Some(key), body)
+            .header("mcp-session-id", session)
+            .send()
+            .await
+            .expect("answered")
+    }
+
     /// Opens a session with `key`: its identifier.
     async fn open_session(&self, key: &str) -> String {
         let response = self
@@ -246,23 +255,13 @@ async fn a_session_is_bound_to_the_key_that_opened_it() {
     let session = server.open_session(&read).await;
     let list = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
 
-    let stolen = server
-        .post(Some(&member), &list)
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .expect("answered");
+    let stolen = server.in_session(&member, &session, &list).await;
     assert_eq!(
         stolen.status(),
         StatusCode::NOT_FOUND,
         "another key's request is not served on the session"
     );
-    let own = server
-        .post(Some(&read), &list)
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .expect("answered");
+    let own = server.in_session(&read, &session, &list).await;
     assert_eq!(own.status(), StatusCode::OK);
     let answer = messages(&own.text().await.expect("body"));
     let tools = answer
@@ -287,12 +286,7 @@ async fn a_session_is_bound_to_the_key_that_opened_it() {
     );
 
     let unknown = json!({"jsonrpc": "2.0", "id": 3, "method": "no/such/method"});
-    let answered = server
-        .post(Some(&read), &unknown)
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .expect("answered");
+    let answered = server.in_session(&read, &session, &unknown).await;
     let answer = messages(&answered.text().await.expect("body"));
     assert!(
         answer
@@ -430,11 +424,8 @@ async fn past_the_requests_a_key_may_have_under_way_a_request_is_answered_429() 
     let session = server.open_session(&act).await;
     let call = |id: u64, tool: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
     let rehearsed = server
-        .post(Some(&act), &call(2, "rehearse_update", json!({})))
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .expect("answered");
+        .in_session(&act, &session, &call(2, "rehearse_update", json!({})))
+        .await;
     let rehearsed = messages(&rehearsed.text().await.expect("body"));
     let offer = rehearsed
         .iter()
@@ -447,25 +438,20 @@ async fn past_the_requests_a_key_may_have_under_way_a_request_is_answered_429() 
 
     demo.control("jobs/hold").await;
     let slow = server
-        .post(Some(&act), &call(3, "update", json!({"offer": offer})))
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .expect("answered");
+        .in_session(&act, &session, &call(3, "update", json!({"offer": offer})))
+        .await;
     assert_eq!(
         slow.status(),
         StatusCode::OK,
         "the answer streams while the job is followed"
     );
     let busy = server
-        .post(
-            Some(&act),
+        .in_session(
+            &act,
+            &session,
             &json!({"jsonrpc": "2.0", "id": 4, "method": "tools/list"}),
         )
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .expect("answered");
+        .await;
     assert_eq!(
         busy.status(),
         StatusCode::TOO_MANY_REQUESTS,
@@ -481,14 +467,12 @@ async fn past_the_requests_a_key_may_have_under_way_a_request_is_answered_429() 
         "{followed:?}"
     );
     let free = server
-        .post(
-            Some(&act),
+        .in_session(
+            &act,
+            &session,
             &json!({"jsonrpc": "2.0", "id": 5, "method": "tools/list"}),
         )
-        .header("mcp-session-id", &session)
-        .send()
-        .await
-        .expect("answered");
+        .await;
     assert_eq!(
         free.status(),
         StatusCode::OK,
