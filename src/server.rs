@@ -62,19 +62,21 @@ impl LemonfiberServer {
     }
 
     /// Where the server stands for this key, reading the capabilities again when they are stale
-    /// (never for a refused key). Tells the client when what it is offered has changed.
+    /// (never for a refused key). Tells the client when what it is offered has changed, which can
+    /// only happen when they are read.
     async fn position(&self, peer: &Peer<RoleServer>) -> Position {
         let mut standing = self.standing.lock().await;
-        if standing.needs_reading() {
-            let read = self.stack.capabilities().await;
-            if let Err(failure) = &read {
-                tracing::info!(
-                    failure = failure_name(failure),
-                    "the stack's capabilities could not be read"
-                );
-            }
-            standing.record(read);
+        if !standing.needs_reading() {
+            return standing.position();
         }
+        let read = self.stack.capabilities().await;
+        if let Err(failure) = &read {
+            tracing::info!(
+                failure = failure_name(failure),
+                "the stack's capabilities could not be read"
+            );
+        }
+        standing.record(read);
         let position = standing.position();
         let offered = listed(&position)
             .iter()
