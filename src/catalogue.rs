@@ -109,25 +109,22 @@ impl ToolSpec {
         serde_json::from_str(text).unwrap_or_default()
     }
 
-    pub fn tool(&self, audience: Audience) -> Tool {
+    /// The tool as listed, with the description its offer gives it.
+    pub fn tool(&self, audience: Audience, description: String) -> Tool {
         let annotations = ToolAnnotations::with_title(self.title)
             .read_only(self.annotations.read_only)
             .destructive(self.annotations.destructive)
             .idempotent(self.annotations.idempotent)
             .open_world(false);
-        Tool::new(
-            self.name,
-            self.description(audience),
-            self.input_schema(audience),
-        )
-        .with_title(self.title)
-        .with_annotations(annotations)
+        Tool::new(self.name, description, self.input_schema(audience))
+            .with_title(self.title)
+            .with_annotations(annotations)
     }
 
-    /// The resource or resource template a read is also offered as.
-    pub fn resource(&self, audience: Audience) -> Option<Offered> {
+    /// The resource or resource template a read is also offered as, with the description its
+    /// offer gives it.
+    pub fn resource(&self, description: String) -> Option<Offered> {
         let uri = self.resource?;
-        let description = self.description(audience);
         Some(
             if self.parameters.iter().any(|parameter| parameter.in_path) {
                 Offered::Template(

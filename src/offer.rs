@@ -68,18 +68,14 @@ impl Offer {
 
     pub fn listed_tools(&self) -> Vec<Tool> {
         self.tools()
-            .map(|tool| {
-                let mut listed = tool.tool(self.audience);
-                listed.description = Some(self.description(tool).into());
-                listed
-            })
+            .map(|tool| tool.tool(self.audience, self.description(tool)))
             .collect()
     }
 
     pub fn resources(&self) -> Vec<Resource> {
         self.offered_resources()
-            .filter_map(|(offered, description)| match offered {
-                Offered::Resource(resource) => Some(resource.with_description(description)),
+            .filter_map(|offered| match offered {
+                Offered::Resource(resource) => Some(resource),
                 Offered::Template(_) => None,
             })
             .collect()
@@ -87,16 +83,16 @@ impl Offer {
 
     pub fn resource_templates(&self) -> Vec<ResourceTemplate> {
         self.offered_resources()
-            .filter_map(|(offered, description)| match offered {
-                Offered::Template(template) => Some(template.with_description(description)),
+            .filter_map(|offered| match offered {
+                Offered::Template(template) => Some(template),
                 Offered::Resource(_) => None,
             })
             .collect()
     }
 
-    fn offered_resources(&self) -> impl Iterator<Item = (Offered, String)> + '_ {
+    fn offered_resources(&self) -> impl Iterator<Item = Offered> + '_ {
         self.tools()
-            .filter_map(|tool| Some((tool.resource(self.audience)?, self.description(tool))))
+            .filter_map(|tool| tool.resource(self.description(tool)))
     }
 }
 
@@ -105,6 +101,11 @@ pub fn before_the_stack_answers() -> Vec<Tool> {
     catalogue::TOOLS
         .iter()
         .filter(|tool| tool.operation == Operation::Connection)
-        .map(|tool| tool.tool(Audience::Operator))
+        .map(|tool| {
+            tool.tool(
+                Audience::Operator,
+                tool.description(Audience::Operator).to_owned(),
+            )
+        })
         .collect()
 }
