@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use demo::DemoStack;
-use mcp::{Stdio, text_of, unframe};
+use mcp::{Stdio, parameter_names, text_of, tool_named, unframe};
 use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
 
@@ -40,10 +40,9 @@ fn names(tools: &[rmcp::model::Tool]) -> BTreeSet<String> {
 }
 
 fn description<'a>(tools: &'a [rmcp::model::Tool], name: &str) -> &'a str {
-    tools
-        .iter()
-        .find(|tool| tool.name == name)
-        .and_then(|tool| tool.description.as_deref())
+    tool_named(tools, name)
+        .description
+        .as_deref()
         .unwrap_or_default()
 }
 
@@ -91,15 +90,7 @@ async fn each_key_is_offered_what_its_capabilities_and_words_allow_f13_r3() {
             tool.name
         );
     }
-    let held = tools
-        .iter()
-        .find(|tool| tool.name == "read_held")
-        .expect("read_held");
-    let held_parameters: Vec<&String> = held.input_schema["properties"]
-        .as_object()
-        .expect("properties")
-        .keys()
-        .collect();
+    let held_parameters = parameter_names(tool_named(&tools, "read_held"));
     assert_eq!(
         held_parameters,
         vec!["most"],

@@ -9,7 +9,7 @@ mod mcp;
 use std::collections::BTreeSet;
 
 use demo::DemoStack;
-use mcp::{Stdio, text_of, unframe};
+use mcp::{Stdio, text_of, tool_named, unframe};
 use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use serde_json::{Value, json};
 
@@ -104,10 +104,7 @@ async fn a_read_key_is_offered_every_read_described_and_read_only_f13_r2() {
             );
         }
     }
-    let logs = tools
-        .iter()
-        .find(|tool| tool.name == "read_logs")
-        .expect("read_logs");
+    let logs = tool_named(&tools, "read_logs");
     let properties = logs.input_schema["properties"]
         .as_object()
         .expect("properties");

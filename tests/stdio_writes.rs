@@ -9,7 +9,7 @@ mod mcp;
 use std::collections::BTreeSet;
 
 use demo::DemoStack;
-use mcp::{Stdio, text_of, unframe};
+use mcp::{Stdio, parameter_names, text_of, tool_named, unframe};
 use serde_json::{Value, json};
 
 async fn connected(demo: &DemoStack, key_file: &str, job_wait: &str) -> Stdio {
@@ -53,10 +53,7 @@ async fn every_write_tool_carries_the_annotations_of_the_design_f13_r5() {
     let tools = server.client.list_all_tools().await.expect("tools/list");
     assert_eq!(tools.len(), 37 + WRITE_TOOLS.len());
     for (name, read_only, destructive, idempotent) in WRITE_TOOLS {
-        let tool = tools
-            .iter()
-            .find(|tool| tool.name == name)
-            .unwrap_or_else(|| panic!("{name} is offered"));
+        let tool = tool_named(&tools, name);
         let annotations = tool.annotations.as_ref().expect("annotations");
         assert_eq!(
             annotations.read_only_hint,
@@ -84,19 +81,12 @@ async fn every_write_tool_carries_the_annotations_of_the_design_f13_r5() {
         );
     }
     let properties = |name: &str| -> BTreeSet<String> {
-        let tool = tools.iter().find(|tool| tool.name == name).expect("tool");
-        tool.input_schema["properties"]
-            .as_object()
-            .expect("properties")
-            .keys()
-            .cloned()
+        parameter_names(tool_named(&tools, name))
+            .into_iter()
             .collect()
     };
     let required = |name: &str| -> Value {
-        tools
-            .iter()
-            .find(|tool| tool.name == name)
-            .expect("tool")
+        tool_named(&tools, name)
             .input_schema
             .get("required")
             .cloned()

@@ -124,6 +124,24 @@ impl Stdio {
     }
 }
 
+/// The listed tool of that name.
+pub fn tool_named<'a>(tools: &'a [rmcp::model::Tool], name: &str) -> &'a rmcp::model::Tool {
+    tools
+        .iter()
+        .find(|tool| tool.name == name)
+        .unwrap_or_else(|| panic!("{name} is offered"))
+}
+
+/// The names of the parameters a tool's input schema offers.
+pub fn parameter_names(tool: &rmcp::model::Tool) -> Vec<String> {
+    tool.input_schema["properties"]
+        .as_object()
+        .expect("properties")
+        .keys()
+        .cloned()
+        .collect()
+}
+
 /// The text of a result's first content block.
 pub fn text_of(result: &CallToolResult) -> String {
     result
