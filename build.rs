@@ -16,9 +16,9 @@ use serde_json::json;
 
 const CONTRACT: &str = "contract/openapi.json";
 const WORDS: &str = "src/words.toml";
-/// The SDK's inner value: the key every request carries, added by the pre-hook.
-const SDK_INNER: &str = "crate::stack::credential::Credential";
-const SDK_PRE_HOOK: &str = "crate::stack::credential::attach";
+/// The SDK's inner value: the key every request carries and the limits of what is read, used by
+/// the hooks `crate::stack::door` implements.
+const SDK_INNER: &str = "crate::stack::door::Door";
 const TOOL_NAME_LIMIT: usize = 64;
 
 fn main() {
@@ -62,7 +62,10 @@ fn build() -> Result<(), Problems> {
         &out_dir.join("catalogue.rs"),
         &(notes + &render_catalogue(&catalogue)),
     )?;
-    write(&out_dir.join("sdk_calls.rs"), &render_sdk_calls(&tools))?;
+    write(
+        &out_dir.join("sdk_calls.rs"),
+        &(render_sdk_calls(&tools) + &render_operations(&contract)),
+    )?;
     write(&out_dir.join("sdk.rs"), &render_sdk(&contract)?)?;
     Ok(())
 }
@@ -469,9 +472,12 @@ fn action_tools(
     if !flags.rehearsal {
         return Ok(vec![tool(name, Role::Act, arguments)]);
     }
+    // The act tool takes only the person's yes: the arguments it acts with are the ones sealed
+    // in the offer the rehearsal handed out.
     let rehearsal_arguments = arguments.iter().filter(|a| !a.consent).cloned().collect();
     let act_arguments = arguments
         .into_iter()
+        .filter(|argument| argument.consent)
         .map(|mut argument| {
             if argument.name == "offer" {
                 argument.required = true;
@@ -856,7 +862,7 @@ fn render_sdk_calls(tools: &[ContractTool]) -> String {
         let convert = if tool.answers_json {
             "super::reply::Reply::from_envelope(call.send().await?)"
         } else {
-            "super::reply::Reply::from_stream(call.send().await?).await"
+            "super::reply::Reply::from_stream(call.send().await?, &ClientInfo::inner(client).limits).await"
         };
         let _ = writeln!(out, "            {convert}\n        }}");
     }
@@ -878,9 +884,38 @@ fn render_sdk_calls(tools: &[ContractTool]) -> String {
     out
 }
 
-/// The SDK is generated from the contract less the actions a key may not call, so nothing in
-/// this program can even name one of them.
-fn render_sdk(contract: &OpenAPI) -> Result<String, Problems> {
+/// Each operation's path template, which the door holds every request's path to, and whether its
+/// success answers a stream (log lines, a file) rather than one JSON envelope.
+fn render_operations(contract: &OpenAPI) -> String {
+    let contract = sendable(contract);
+    let mut templates = String::new();
+    let mut streamed = String::new();
+    for (path, item) in contract.paths.iter() {
+        let ReferenceOr::Item(item) = item else {
+            continue;
+        };
+        for (_, operation) in item.iter() {
+            let Some(operation_id) = &operation.operation_id else {
+                continue;
+            };
+            let _ = writeln!(templates, "        {operation_id:?} => Some({path:?}),");
+            let answers_json = operation.responses.responses.iter().any(|(status, response)| {
+                status.to_string().starts_with('2')
+                    && matches!(response, ReferenceOr::Item(response) if response.content.contains_key("application/json"))
+            });
+            if !answers_json {
+                let _ = writeln!(streamed, "        {operation_id:?} => true,");
+            }
+        }
+    }
+    format!(
+        "\n/// The path template of an operation, by its id.\npub(super) fn template_of(operation_id: &str) -> Option<&'static str> {{\n    match operation_id {{\n{templates}        _ => None,\n    }}\n}}\n\n\
+         /// Whether an operation's success answers a stream rather than one JSON envelope.\npub(super) fn answers_a_stream(operation_id: &str) -> bool {{\n    match operation_id {{\n{streamed}        _ => false,\n    }}\n}}\n"
+    )
+}
+
+/// The contract less the actions a key may not call.
+fn sendable(contract: &OpenAPI) -> OpenAPI {
     let mut contract = contract.clone();
     for (_, item) in contract.paths.paths.iter_mut() {
         if let ReferenceOr::Item(item) = item
@@ -894,6 +929,13 @@ fn render_sdk(contract: &OpenAPI) -> Result<String, Problems> {
         ReferenceOr::Item(item) => item.iter().next().is_some(),
         ReferenceOr::Reference { .. } => true,
     });
+    contract
+}
+
+/// The SDK is generated from the contract less the actions a key may not call, so nothing in
+/// this program can even name one of them.
+fn render_sdk(contract: &OpenAPI) -> Result<String, Problems> {
+    let contract = sendable(contract);
     let tokens = |text: &str| -> Result<proc_macro2::TokenStream, Problems> {
         text.parse()
             .map_err(|error| vec![format!("cannot parse {text:?} as Rust: {error}")])
@@ -903,7 +945,7 @@ fn render_sdk(contract: &OpenAPI) -> Result<String, Problems> {
         .with_interface(progenitor::InterfaceStyle::Builder)
         .with_tag(progenitor::TagStyle::Merged)
         .with_inner_type(tokens(SDK_INNER)?)
-        .with_pre_hook(tokens(SDK_PRE_HOOK)?);
+        .with_hooks(progenitor::HooksMode::Expected);
     let mut generator = progenitor::Generator::new(&settings);
     let generated = generator.generate_tokens(&contract).map_err(|error| {
         vec![format!(

@@ -29,6 +29,8 @@ pub enum Fault {
     NotFlag,
     TooLong,
     TooMany,
+    /// A value put into the request's path that is not one plain identifier.
+    NotAnIdentifier,
 }
 
 impl Arguments {
@@ -102,6 +104,13 @@ fn check_text(value: &Value, required: bool) -> Result<(), Fault> {
 }
 
 fn check_shape(parameter: &ParameterSpec, value: &Value) -> Result<(), Fault> {
+    if parameter.in_path {
+        check_text(value, true)?;
+        return match value.as_str() {
+            Some(text) if crate::stack::path::is_plain_identifier(text) => Ok(()),
+            _ => Err(Fault::NotAnIdentifier),
+        };
+    }
     match parameter.shape {
         Shape::Text => check_text(value, parameter.required),
         Shape::Flag => value.as_bool().map(|_| ()).ok_or(Fault::NotFlag),
@@ -171,6 +180,20 @@ mod tests {
         wrong("read_logs", json!({"tail": 20}), "tail", Fault::NotText);
         wrong("read_held_by_id", json!({}), "id", Fault::Missing);
         wrong("read_held_by_id", json!({"id": "  "}), "id", Fault::Empty);
+        for escaping in ["..", ".", "..\\credentials", "a/b", "%2f", "a%2fb", "a b"] {
+            wrong(
+                "read_held_by_id",
+                json!({"id": escaping}),
+                "id",
+                Fault::NotAnIdentifier,
+            );
+            wrong(
+                "job",
+                json!({"job": escaping}),
+                "job",
+                Fault::NotAnIdentifier,
+            );
+        }
         wrong(
             "read_held_by_id",
             json!({"id": "x".repeat(TEXT_LIMIT + 1)}),

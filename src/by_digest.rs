@@ -2,7 +2,7 @@
 //! bounded number of keys: past the bound, the one used longest ago is let go.
 
 use std::collections::HashMap;
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Instant;
 
 type Entries<T> = HashMap<[u8; 32], (Instant, Arc<T>)>;
@@ -20,22 +20,29 @@ impl<T> ByDigest<T> {
         }
     }
 
-    /// The value kept for `digest`, made by `make` if there is none; also the value let go to make
-    /// room, if one was.
-    pub fn get_or_make<E>(
-        &self,
-        digest: [u8; 32],
-        make: impl FnOnce() -> Result<T, E>,
-    ) -> Result<(Arc<T>, Option<Arc<T>>), E> {
-        let mut entries = match self.entries.lock() {
+    fn entries(&self) -> MutexGuard<'_, Entries<T>> {
+        match self.entries.lock() {
             Ok(entries) => entries,
             Err(poisoned) => poisoned.into_inner(),
-        };
-        if let Some((used, value)) = entries.get_mut(&digest) {
-            *used = Instant::now();
-            return Ok((value.clone(), None));
         }
-        let value = Arc::new(make()?);
+    }
+
+    /// The value kept for `digest`, if any, now counted as just used.
+    pub fn get(&self, digest: &[u8; 32]) -> Option<Arc<T>> {
+        let mut entries = self.entries();
+        let (used, value) = entries.get_mut(digest)?;
+        *used = Instant::now();
+        Some(value.clone())
+    }
+
+    /// Keeps `value` for `digest` (unless one is kept already, which is answered instead), and
+    /// answers the value let go to make room, if one was.
+    pub fn insert(&self, digest: [u8; 32], value: T) -> (Arc<T>, Option<Arc<T>>) {
+        let mut entries = self.entries();
+        if let Some((used, kept)) = entries.get_mut(&digest) {
+            *used = Instant::now();
+            return (kept.clone(), None);
+        }
         let evicted = if entries.len() >= self.limit {
             let oldest = entries
                 .iter()
@@ -47,19 +54,9 @@ impl<T> ByDigest<T> {
         } else {
             None
         };
+        let value = Arc::new(value);
         entries.insert(digest, (Instant::now(), value.clone()));
-        Ok((value, evicted))
-    }
-
-    pub fn values(&self) -> Vec<Arc<T>> {
-        match self.entries.lock() {
-            Ok(entries) => entries.values().map(|(_, value)| value.clone()).collect(),
-            Err(poisoned) => poisoned
-                .into_inner()
-                .values()
-                .map(|(_, value)| value.clone())
-                .collect(),
-        }
+        (value, evicted)
     }
 }
 
@@ -70,13 +67,13 @@ mod tests {
     #[test]
     fn keeps_a_bounded_number_and_lets_the_oldest_go() {
         let kept = ByDigest::new(2);
-        let made = |value| move || Ok::<_, ()>(value);
-        let (first, _) = kept.get_or_make([1; 32], made(1)).expect("made");
-        let (again, _) = kept.get_or_make([1; 32], made(9)).expect("kept");
-        assert!(Arc::ptr_eq(&first, &again));
-        kept.get_or_make([2; 32], made(2)).expect("made");
-        let (_, evicted) = kept.get_or_make([3; 32], made(3)).expect("made");
-        assert_eq!(evicted.as_deref(), Some(&1), "the one used longest ago");
-        assert_eq!(kept.values().len(), 2);
+        let (first, _) = kept.insert([1; 32], 1);
+        let (again, _) = kept.insert([1; 32], 9);
+        assert!(Arc::ptr_eq(&first, &again), "the value kept is answered");
+        kept.insert([2; 32], 2);
+        assert_eq!(kept.get(&[1; 32]).as_deref(), Some(&1));
+        let (_, evicted) = kept.insert([3; 32], 3);
+        assert_eq!(evicted.as_deref(), Some(&2), "the one used longest ago");
+        assert_eq!(kept.get(&[2; 32]), None);
     }
 }

@@ -92,6 +92,15 @@ impl ToolSpec {
             })
     }
 
+    /// The parameters that ask this tool for less: those of its audience that are not part of
+    /// the path.
+    pub fn narrowing(&self, audience: Audience) -> Vec<&'static str> {
+        self.parameters_for(audience)
+            .filter(|parameter| !parameter.in_path)
+            .map(|parameter| parameter.name)
+            .collect()
+    }
+
     pub fn description(&self, audience: Audience) -> &'static str {
         match audience {
             Audience::Household => self.household_words.unwrap_or(self.operator_words),

@@ -6,9 +6,9 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
-use crate::stack::StackAddress;
 use crate::stack::credential::{Key, KeyError};
-use crate::stack::pin::{Pin, PinError, Trust};
+use crate::stack::pin::{Pin, PinError};
+use crate::stack::{AnswerLimits, StackAddress};
 
 pub const ADDRESS: &str = "LEMONFIBER_ADDRESS";
 pub const PIN: &str = "LEMONFIBER_PIN";
@@ -22,9 +22,21 @@ pub const ORIGINS: &str = "LEMONFIBER_ORIGINS";
 pub const RATE: &str = "LEMONFIBER_RATE";
 pub const AT_ONCE: &str = "LEMONFIBER_AT_ONCE";
 pub const SESSIONS: &str = "LEMONFIBER_SESSIONS";
+pub const KEY_SESSIONS: &str = "LEMONFIBER_KEY_SESSIONS";
+pub const PEER_RATE: &str = "LEMONFIBER_PEER_RATE";
+pub const PEER_NEW_KEYS: &str = "LEMONFIBER_PEER_NEW_KEYS";
+pub const UNDER_WAY: &str = "LEMONFIBER_UNDER_WAY";
+pub const ANSWER_LIMIT: &str = "LEMONFIBER_ANSWER_LIMIT";
+pub const RESULT_LIMIT: &str = "LEMONFIBER_RESULT_LIMIT";
+pub const OFFER_LIFE: &str = "LEMONFIBER_OFFER_LIFE";
+pub const AUDIT: &str = "LEMONFIBER_AUDIT";
 
 pub const DEFAULT_JOB_WAIT: Duration = Duration::from_secs(10);
 const LONGEST_JOB_WAIT_SECONDS: u64 = 300;
+const KIB: u64 = 1024;
+const MIB: u64 = 1024 * KIB;
+/// Room in a result's text for the server's sentence and the boundary lines around the data.
+const ROOM_FOR_THE_FRAME: u64 = KIB;
 pub const DEFAULT_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 /// Where a server run from a checkout keeps the certificate it makes.
 const DEFAULT_STATE: &str = "certs";
@@ -34,8 +46,10 @@ const DEFAULT_STATE: &str = "certs";
 pub enum ConfigError {
     Missing(&'static str),
     BadAddress(&'static str),
-    PinNeeded,
+    PinMissing,
     BadPin(PinError),
+    KeyFileOpenToOthers(PathBuf, u32),
+    BadSize(&'static str, u64, u64),
     BothKeys,
     NoKey,
     KeyFileUnreadable(PathBuf, std::io::ErrorKind),
@@ -55,10 +69,22 @@ impl fmt::Display for ConfigError {
                 f,
                 "{ADDRESS} is not a stack address ({why}); give it as https://host:port"
             ),
-            ConfigError::PinNeeded => write!(
+            ConfigError::PinMissing => write!(
                 f,
-                "{PIN} is not set, and {ADDRESS} is not on this machine: without the pin the stack's certificate cannot \
-                 be checked. Copy the pin the stack shows for its certificate into {PIN}"
+                "{PIN} is not set: without the pin the stack's certificate cannot be checked, and whatever answers at \
+                 {ADDRESS} (on this machine or not) would be trusted. Copy the pin the stack shows for its certificate \
+                 into {PIN}"
+            ),
+            ConfigError::KeyFileOpenToOthers(path, mode) => write!(
+                f,
+                "{KEY_FILE} names {}, which others can read or write (mode {mode:04o}); the key is not used. Make it \
+                 yours alone with: chmod 600 {}",
+                path.display(),
+                path.display()
+            ),
+            ConfigError::BadSize(setting, least, most) => write!(
+                f,
+                "{setting} must be a number of bytes from {least} to {most}, such as 8MiB or 49152"
             ),
             ConfigError::BadPin(error) => write!(f, "{PIN} is not a pin: {error}"),
             ConfigError::BothKeys => write!(
@@ -103,12 +129,87 @@ impl fmt::Display for ConfigError {
 
 impl std::error::Error for ConfigError {}
 
+/// How the server deals with the stack and the assistant, whichever way it is reached.
+#[derive(Debug, Clone)]
+pub struct Conduct {
+    /// How long an action's job is followed before the answer says it is still running.
+    pub job_wait: Duration,
+    /// How much of a stack's answer is read, and how much of it kept.
+    pub answers: AnswerLimits,
+    /// The most text one result hands the assistant.
+    pub result_limit: usize,
+    /// How long an offer the rehearsal hands out can be acted on.
+    pub offer_life: Duration,
+    /// Where the audit lines go: a file, or stderr.
+    pub audit: Option<PathBuf>,
+}
+
+impl Conduct {
+    pub const DEFAULT_ANSWER_LIMIT: u64 = 8 * MIB;
+    pub const DEFAULT_RESULT_LIMIT: u64 = 48 * KIB;
+    /// Seconds an offer can be acted on.
+    pub const DEFAULT_OFFER_LIFE: u64 = 600;
+
+    /// The defaults, as the demo serves them.
+    pub fn default_conduct() -> Conduct {
+        Conduct::with(
+            DEFAULT_JOB_WAIT,
+            Conduct::DEFAULT_ANSWER_LIMIT,
+            Conduct::DEFAULT_RESULT_LIMIT,
+            Conduct::DEFAULT_OFFER_LIFE,
+            None,
+        )
+    }
+
+    fn with(
+        job_wait: Duration,
+        answer_limit: u64,
+        result_limit: u64,
+        offer_life: u64,
+        audit: Option<PathBuf>,
+    ) -> Conduct {
+        let result_limit = usize::try_from(result_limit).unwrap_or(usize::MAX);
+        Conduct {
+            job_wait,
+            answers: AnswerLimits {
+                wire: answer_limit,
+                keep: result_limit.saturating_sub(ROOM_FOR_THE_FRAME as usize),
+            },
+            result_limit,
+            offer_life: Duration::from_secs(offer_life),
+            audit,
+        }
+    }
+}
+
+fn conduct(set: &impl Fn(&str) -> Option<String>) -> Result<Conduct, ConfigError> {
+    Ok(Conduct::with(
+        job_wait(set)?,
+        size(
+            set,
+            ANSWER_LIMIT,
+            Conduct::DEFAULT_ANSWER_LIMIT,
+            64 * KIB,
+            256 * MIB,
+        )?,
+        size(
+            set,
+            RESULT_LIMIT,
+            Conduct::DEFAULT_RESULT_LIMIT,
+            4 * KIB,
+            4 * MIB,
+        )?,
+        number(set, OFFER_LIFE, Conduct::DEFAULT_OFFER_LIFE, 1, 3600)?,
+        set(AUDIT).map(PathBuf::from),
+    ))
+}
+
 /// The stack to reach and the key to reach it with.
 #[derive(Debug)]
 pub struct StdioSettings {
     pub address: StackAddress,
     pub key: Key,
-    pub job_wait: Duration,
+    pub conduct: Conduct,
 }
 
 /// Reads the settings through `lookup` (the process environment, or a test's map).
@@ -123,22 +224,34 @@ pub fn stdio_settings(
     let key = match (set(KEY_FILE), set(KEY)) {
         (Some(_), Some(_)) => return Err(ConfigError::BothKeys),
         (None, None) => return Err(ConfigError::NoKey),
-        (Some(path), None) => {
-            let path = PathBuf::from(path);
-            let text = std::fs::read_to_string(&path)
-                .map_err(|error| ConfigError::KeyFileUnreadable(path.clone(), error.kind()))?;
-            Key::parse(&text).map_err(|error| ConfigError::BadKey(KEY_FILE, error))?
-        }
+        (Some(path), None) => read_key_file(PathBuf::from(path))?,
         (None, Some(text)) => Key::parse(&text).map_err(|error| ConfigError::BadKey(KEY, error))?,
     };
     Ok(StdioSettings {
         address,
         key,
-        job_wait: job_wait(&set)?,
+        conduct: conduct(&set)?,
     })
 }
 
-/// The limits the HTTP mode keeps for each key and in all.
+/// The key in a file that only its owner may read or write, as ssh insists of its own keys: a
+/// key others could read is as good as theirs.
+fn read_key_file(path: PathBuf) -> Result<Key, ConfigError> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let unreadable =
+        |error: std::io::Error| ConfigError::KeyFileUnreadable(path.clone(), error.kind());
+    let mode = std::fs::metadata(&path)
+        .map_err(unreadable)?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(ConfigError::KeyFileOpenToOthers(path, mode & 0o7777));
+    }
+    let text = std::fs::read_to_string(&path).map_err(unreadable)?;
+    Key::parse(&text).map_err(|error| ConfigError::BadKey(KEY_FILE, error))
+}
+
+/// The limits the HTTP mode keeps for each key, each peer, and in all.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Requests a minute one key may make.
@@ -147,6 +260,14 @@ pub struct Limits {
     pub at_once: u64,
     /// Sessions open at once, over every key.
     pub sessions: u64,
+    /// Sessions one key may hold open at once.
+    pub key_sessions: u64,
+    /// Requests a minute one peer address may make.
+    pub peer_per_minute: u64,
+    /// Keys a minute one peer address may bring that the server has not yet seen accepted.
+    pub peer_new_keys_per_minute: u64,
+    /// Requests under way at once, over everyone.
+    pub under_way: u64,
 }
 
 impl Limits {
@@ -154,6 +275,10 @@ impl Limits {
         per_minute: 240,
         at_once: 8,
         sessions: 256,
+        key_sessions: 16,
+        peer_per_minute: 600,
+        peer_new_keys_per_minute: 10,
+        under_way: 128,
     };
 }
 
@@ -166,7 +291,7 @@ pub struct HttpSettings {
     pub state: PathBuf,
     /// Origins a browser may call from; `None`: the served names themselves.
     pub origins: Option<Vec<String>>,
-    pub job_wait: Duration,
+    pub conduct: Conduct,
     pub limits: Limits,
 }
 
@@ -210,11 +335,27 @@ pub fn http_settings(
         names,
         state: PathBuf::from(set(STATE).unwrap_or_else(|| DEFAULT_STATE.to_owned())),
         origins: set(ORIGINS).map(list),
-        job_wait: job_wait(&set)?,
+        conduct: conduct(&set)?,
         limits: Limits {
             per_minute: number(&set, RATE, Limits::DEFAULT.per_minute, 1, 100_000)?,
             at_once: number(&set, AT_ONCE, Limits::DEFAULT.at_once, 1, 1_000)?,
             sessions: number(&set, SESSIONS, Limits::DEFAULT.sessions, 1, 100_000)?,
+            key_sessions: number(&set, KEY_SESSIONS, Limits::DEFAULT.key_sessions, 1, 10_000)?,
+            peer_per_minute: number(
+                &set,
+                PEER_RATE,
+                Limits::DEFAULT.peer_per_minute,
+                1,
+                1_000_000,
+            )?,
+            peer_new_keys_per_minute: number(
+                &set,
+                PEER_NEW_KEYS,
+                Limits::DEFAULT.peer_new_keys_per_minute,
+                1,
+                1_000_000,
+            )?,
+            under_way: number(&set, UNDER_WAY, Limits::DEFAULT.under_way, 1, 100_000)?,
         },
     })
 }
@@ -237,6 +378,36 @@ fn number(
     }
 }
 
+/// A number of bytes, plain or with a `KiB` or `MiB` suffix.
+fn size(
+    set: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: u64,
+    least: u64,
+    most: u64,
+) -> Result<u64, ConfigError> {
+    let Some(text) = set(name) else {
+        return Ok(default);
+    };
+    let text = text.trim();
+    let (digits, unit) = match text.find(|c: char| !c.is_ascii_digit()) {
+        Some(at) => text.split_at(at),
+        None => (text, ""),
+    };
+    let unit = match unit.trim().to_ascii_lowercase().as_str() {
+        "" | "b" => 1,
+        "k" | "kib" => KIB,
+        "m" | "mib" => MIB,
+        _ => return Err(ConfigError::BadSize(name, least, most)),
+    };
+    digits
+        .parse::<u64>()
+        .ok()
+        .and_then(|number| number.checked_mul(unit))
+        .filter(|bytes| (least..=most).contains(bytes))
+        .ok_or(ConfigError::BadSize(name, least, most))
+}
+
 fn job_wait(set: &impl Fn(&str) -> Option<String>) -> Result<Duration, ConfigError> {
     number(
         set,
@@ -248,8 +419,9 @@ fn job_wait(set: &impl Fn(&str) -> Option<String>) -> Result<Duration, ConfigErr
     .map(Duration::from_secs)
 }
 
-/// `https://host:port` (or `host:port`), and how its certificate is known: by the pin, which only
-/// a stack on this machine may go without (F13-R7).
+/// `https://host:port` (or `host:port`), and the pin its certificate must match. F13-R7 requires
+/// the pin for a stack elsewhere; it is required here for one on this machine too, since any
+/// process on the machine could answer on its port.
 pub fn stack_address(text: &str, pin: Option<&str>) -> Result<StackAddress, ConfigError> {
     let with_scheme = if text.contains("://") {
         text.to_owned()
@@ -271,21 +443,12 @@ pub fn stack_address(text: &str, pin: Option<&str>) -> Result<StackAddress, Conf
             "it must be only scheme, host and port",
         ));
     }
-    let host = url
-        .host()
-        .ok_or(ConfigError::BadAddress("it names no host"))?;
-    let loopback = match host {
-        url::Host::Domain(name) => name.eq_ignore_ascii_case("localhost"),
-        url::Host::Ipv4(ip) => IpAddr::V4(ip).is_loopback(),
-        url::Host::Ipv6(ip) => IpAddr::V6(ip).is_loopback(),
-    };
-    let trust = match pin {
-        Some(pin) => Trust::Pinned(Pin::parse(pin).map_err(ConfigError::BadPin)?),
-        None if loopback => Trust::Loopback,
-        None => return Err(ConfigError::PinNeeded),
-    };
+    if url.host().is_none() {
+        return Err(ConfigError::BadAddress("it names no host"));
+    }
+    let pin = Pin::parse(pin.ok_or(ConfigError::PinMissing)?).map_err(ConfigError::BadPin)?;
     let base_url = url.as_str().trim_end_matches('/').to_owned();
-    Ok(StackAddress { base_url, trust })
+    Ok(StackAddress { base_url, pin })
 }
 
 #[cfg(test)]
@@ -305,11 +468,17 @@ mod tests {
     }
 
     #[test]
-    fn a_remote_stack_needs_a_pin_f13_r7() {
-        let error = settings(&[(ADDRESS, "https://stack.example:8443"), (KEY, KEY_TEXT)])
-            .expect_err("refused");
-        assert!(matches!(error, ConfigError::PinNeeded));
-        assert!(error.to_string().contains(PIN));
+    fn a_stack_needs_a_pin_wherever_it_is_f13_r7() {
+        for address in [
+            "https://stack.example:8443",
+            "https://127.0.0.1:8443",
+            "localhost:8443",
+            "https://[::1]:8443/",
+        ] {
+            let error = settings(&[(ADDRESS, address), (KEY, KEY_TEXT)]).expect_err(address);
+            assert!(matches!(error, ConfigError::PinMissing), "{address}");
+            assert!(error.to_string().contains(PIN));
+        }
         assert!(
             settings(&[
                 (ADDRESS, "stack.example:8443"),
@@ -321,28 +490,70 @@ mod tests {
     }
 
     #[test]
-    fn a_loopback_stack_may_go_without_a_pin() {
-        for address in [
-            "https://127.0.0.1:8443",
-            "localhost:8443",
-            "https://[::1]:8443/",
-        ] {
-            let parsed = settings(&[(ADDRESS, address), (KEY, KEY_TEXT)]).expect(address);
-            assert!(matches!(parsed.address.trust, Trust::Loopback));
+    fn a_key_file_others_can_read_is_refused_naming_its_mode_and_the_fix() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let file = std::env::temp_dir().join(format!("lemonfiber-key-mode-{}", std::process::id()));
+        std::fs::write(&file, format!("{KEY_TEXT}\n")).expect("written");
+        let path = file.display().to_string();
+        let with_mode = |mode| {
+            std::fs::set_permissions(&file, std::fs::Permissions::from_mode(mode)).expect("mode");
+            settings(&[(ADDRESS, "127.0.0.1:1"), (PIN, PIN_TEXT), (KEY_FILE, &path)])
+        };
+        let error = with_mode(0o644).expect_err("open to others");
+        let said = error.to_string();
+        assert!(
+            said.contains("0644") && said.contains("chmod 600"),
+            "{said}"
+        );
+        assert!(!said.contains("00112233"), "{said}");
+        assert!(with_mode(0o640).is_err());
+        assert!(with_mode(0o600).is_ok());
+        assert!(with_mode(0o400).is_ok());
+        let _ = std::fs::remove_file(&file);
+    }
+
+    #[test]
+    fn sizes_take_a_unit_and_stay_in_their_bounds() {
+        let conduct_of = |value: &str| {
+            settings(&[
+                (ADDRESS, "127.0.0.1:1"),
+                (PIN, PIN_TEXT),
+                (KEY, KEY_TEXT),
+                (ANSWER_LIMIT, value),
+            ])
+            .map(|settings| settings.conduct.answers.wire)
+        };
+        assert_eq!(conduct_of("8MiB").ok(), Some(8 * MIB));
+        assert_eq!(conduct_of("65536").ok(), Some(64 * KIB));
+        assert_eq!(conduct_of("512 KiB").ok(), Some(512 * KIB));
+        for bad in ["1", "lots", "9GiB", "8 MB"] {
+            assert!(
+                matches!(conduct_of(bad), Err(ConfigError::BadSize(ANSWER_LIMIT, ..))),
+                "{bad}"
+            );
         }
+        let defaults = settings(&[(ADDRESS, "127.0.0.1:1"), (PIN, PIN_TEXT), (KEY, KEY_TEXT)])
+            .expect("defaults");
+        assert_eq!(defaults.conduct.answers.wire, 8 * MIB);
+        assert_eq!(defaults.conduct.result_limit, 48 * 1024);
     }
 
     #[test]
     fn refuses_two_keys_and_names_no_values() {
         let error = settings(&[
             (ADDRESS, "127.0.0.1:1"),
+            (PIN, PIN_TEXT),
             (KEY, KEY_TEXT),
             (KEY_FILE, "/nonexistent"),
         ])
         .expect_err("both");
         assert!(matches!(error, ConfigError::BothKeys));
-        let error = settings(&[(ADDRESS, "127.0.0.1:1"), (KEY, "lfk_secret-but-not-hex")])
-            .expect_err("bad key");
+        let error = settings(&[
+            (ADDRESS, "127.0.0.1:1"),
+            (PIN, PIN_TEXT),
+            (KEY, "lfk_secret-but-not-hex"),
+        ])
+        .expect_err("bad key");
         assert!(!error.to_string().contains("secret-but"));
         let error = settings(&[
             (ADDRESS, "stack.example:1"),
@@ -363,34 +574,30 @@ mod tests {
             http_settings(|name| map.get(name).cloned(), None)
         };
         let stack = (ADDRESS, "https://127.0.0.1:9");
+        let pin = (PIN, PIN_TEXT);
         assert!(matches!(
-            http(&[stack, (LISTEN, "127.0.0.1:0"), (KEY, KEY_TEXT)]),
+            http(&[stack, pin, (LISTEN, "127.0.0.1:0"), (KEY, KEY_TEXT)]),
             Err(ConfigError::KeyInHttpMode(KEY))
         ));
         assert!(matches!(
-            http(&[stack, (LISTEN, "127.0.0.1:0"), (KEY_FILE, "/k")]),
+            http(&[stack, pin, (LISTEN, "127.0.0.1:0"), (KEY_FILE, "/k")]),
             Err(ConfigError::KeyInHttpMode(KEY_FILE))
         ));
-        assert!(matches!(http(&[stack]), Err(ConfigError::NoListen)));
+        assert!(matches!(http(&[stack, pin]), Err(ConfigError::NoListen)));
         assert!(matches!(
-            http(&[stack, (LISTEN, "127.0.0.1:0"), (RATE, "0")]),
+            http(&[stack, pin, (LISTEN, "127.0.0.1:0"), (RATE, "0")]),
             Err(ConfigError::BadNumber(RATE, 1, _))
         ));
         let settings = http(&[
             stack,
+            pin,
             (LISTEN, "127.0.0.1:0"),
             (NAMES, "mcp.home.arpa, 192.168.1.4"),
         ])
         .expect("settings");
         assert_eq!(settings.names, vec!["mcp.home.arpa", "192.168.1.4"]);
-        assert_eq!(
-            settings.limits,
-            Limits {
-                per_minute: 240,
-                at_once: 8,
-                sessions: 256
-            }
-        );
+        assert_eq!(settings.limits, Limits::DEFAULT);
+        assert_eq!(Limits::DEFAULT.key_sessions, 16);
     }
 
     #[test]
@@ -402,7 +609,8 @@ mod tests {
             "https://127.0.0.1:1/?key=x",
             "::::",
         ] {
-            let error = settings(&[(ADDRESS, address), (KEY, KEY_TEXT)]).expect_err(address);
+            let error = settings(&[(ADDRESS, address), (PIN, PIN_TEXT), (KEY, KEY_TEXT)])
+                .expect_err(address);
             assert!(matches!(error, ConfigError::BadAddress(_)), "{address}");
             assert!(!error.to_string().contains("pw@"));
         }

@@ -18,10 +18,9 @@ use axum_server::accept::NoDelayAcceptor;
 use axum_server::tls_rustls::RustlsConfig;
 use serde_json::json;
 
-use crate::config::{self, HttpSettings, Limits};
+use crate::config::{self, Conduct, HttpSettings, Limits};
 use crate::http;
 use crate::stack::StackAddress;
-use crate::stack::pin::Trust;
 use household::Household;
 use keys::{DemoKey, Scope};
 use requests::RequestLog;
@@ -159,12 +158,12 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         listen: SocketAddr::new(listen.ip(), 0),
         stack: StackAddress {
             base_url: stack_url.clone(),
-            trust: Trust::Pinned(certificate.pin),
+            pin: certificate.pin,
         },
         names: names.clone(),
         state: key_directory.join("mcp"),
         origins: None,
-        job_wait: config::DEFAULT_JOB_WAIT,
+        conduct: Conduct::default_conduct(),
         limits: Limits::DEFAULT,
     })
     .await?;

@@ -3,7 +3,11 @@
 //! none. Nothing is served until an address is asked for.
 
 mod guard;
+mod jsonrpc;
 mod keys;
+mod limits;
+mod refused;
+mod sessions;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -11,7 +15,7 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{Request, State};
+use axum::extract::{ConnectInfo, Request, State};
 use axum::http::{HeaderValue, Method, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
@@ -19,13 +23,18 @@ use axum_server::accept::NoDelayAcceptor;
 use axum_server::tls_rustls::RustlsConfig;
 use futures::StreamExt;
 use serde_json::json;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use crate::Fatal;
+use crate::audit;
 use crate::certs::{self, Fingerprint};
 use crate::config::{self, HttpSettings};
-use guard::{Checks, refusal};
-use keys::KeyServices;
+use crate::consent::Seal;
+use crate::server::Common;
+use guard::{Checks, Refused, refusal};
+use keys::{Admission, KeyService, KeyServices, SessionsFull};
+use limits::PeerAllowances;
 
 /// How long a client has to send a request's headers.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -36,6 +45,9 @@ const SESSION_HEADER: &str = "mcp-session-id";
 struct App {
     checks: Checks,
     keys: KeyServices,
+    peers: PeerAllowances,
+    /// Requests under way at once, over everyone.
+    under_way: Arc<Semaphore>,
 }
 
 /// A running HTTP mode: where it listens and the certificate it serves.
@@ -59,16 +71,21 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, String> {
     let address = listener
         .local_addr()
         .map_err(|error| format!("cannot listen on {}: {error}", settings.listen))?;
+    let seal = Seal::kept_in(&settings.state, settings.conduct.offer_life)
+        .map_err(|error| error.to_string())?;
+    let common = Arc::new(Common {
+        conduct: settings.conduct,
+        seal,
+    });
     let ends = CancellationToken::new();
+    let limits = settings.limits;
     let app = Arc::new(App {
         checks: Checks::new(&settings.names, settings.origins, address.port()),
-        keys: KeyServices::new(
-            settings.stack,
-            settings.names,
-            settings.job_wait,
-            settings.limits,
-            ends.clone(),
-        ),
+        keys: KeyServices::new(settings.stack, settings.names, common, limits, ends.clone()),
+        peers: PeerAllowances::new(limits.peer_per_minute, limits.peer_new_keys_per_minute),
+        under_way: Arc::new(Semaphore::new(
+            usize::try_from(limits.under_way).unwrap_or(usize::MAX),
+        )),
     });
     let router = Router::new()
         .route("/health", get(health))
@@ -93,7 +110,11 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, String> {
         cancelled.cancelled().await;
         stop.graceful_shutdown(Some(Duration::from_secs(5)));
     });
-    let done = tokio::spawn(server.handle(handle).serve(router.into_make_service()));
+    let done = tokio::spawn(
+        server
+            .handle(handle)
+            .serve(router.into_make_service_with_connect_info::<SocketAddr>()),
+    );
     Ok(Serving {
         address,
         fingerprint: certificate.fingerprint,
@@ -106,9 +127,10 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, String> {
 pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fatal> {
     let settings = config::http_settings(|name| std::env::var(name).ok(), listen)
         .map_err(|error| Fatal::Settings(error.to_string()))?;
-    if let crate::stack::pin::Trust::Pinned(pin) = settings.stack.trust {
-        pin.withhold_from_output();
-    }
+    settings.stack.pin.withhold_from_output();
+    audit::write_to(settings.conduct.audit.as_deref()).map_err(|error| {
+        Fatal::Settings(format!("{} cannot be written: {error}", config::AUDIT))
+    })?;
     let names = settings.names.clone();
     let serving = serve(settings).await.map_err(Fatal::Failed)?;
     let url = mcp_url(&names, serving.address);
@@ -177,23 +199,73 @@ async fn health() -> Response {
         .into_response()
 }
 
-async fn mcp(State(app): State<Arc<App>>, request: Request) -> Response {
-    if let Err(refused) = app.checks.check(request.headers()) {
+/// Every request to `/mcp`: limits that cost nothing first, then its headers, its key, the
+/// key's own limits, its body, and only then MCP.
+async fn mcp(
+    State(app): State<Arc<App>>,
+    ConnectInfo(peer): ConnectInfo<SocketAddr>,
+    request: Request,
+) -> Response {
+    // The standing stream a session opens with GET lasts as long as the session; it is not a
+    // request under way.
+    let everyone = if request.method() == Method::GET {
+        None
+    } else {
+        match app.under_way.clone().try_acquire_owned() {
+            Ok(permit) => Some(permit),
+            Err(_) => {
+                return too_many(
+                    1,
+                    "The server has too many requests under way; try again shortly.",
+                );
+            }
+        }
+    };
+    if let Err(seconds) = app.peers.request(peer.ip()) {
+        return too_many(
+            seconds,
+            "Too many requests from this address; wait before the next.",
+        );
+    }
+    if let Err(refused) = app.checks.check(request.uri(), request.headers()) {
         return refused.into_response();
     }
     let key = match guard::bearer(request.headers()) {
         Ok(key) => key,
         Err(refused) => return refused.into_response(),
     };
-    let service = match app.keys.of(key) {
-        Ok(service) => service,
-        Err(error) => {
-            tracing::warn!(%error, "a key's service could not be made");
-            return refusal(
-                StatusCode::INTERNAL_SERVER_ERROR,
-                "server_error",
-                "The server cannot reach out to the stack.",
+    let admission = match app.keys.known(&key) {
+        Some(known) => known,
+        None => {
+            if let Err(seconds) = app.peers.new_key(peer.ip()) {
+                return too_many(
+                    seconds,
+                    "Too many keys this server has not seen from this address; wait before the next.",
+                );
+            }
+            app.keys.check(key).await
+        }
+    };
+    let service = match admission {
+        Admission::Accepted(service) => service,
+        Admission::Refused => return Refused::key_refused().into_response(),
+        Admission::Throttled(seconds) => {
+            return too_many(
+                seconds.unwrap_or(30),
+                "The stack is turning requests from this key away for now; wait before the next.",
             );
+        }
+        Admission::Unreachable => {
+            let mut response = refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "stack_unreachable",
+                "The stack could not be asked about this key: it did not answer, or its certificate is not the \
+                 pinned one. Try again shortly.",
+            );
+            response
+                .headers_mut()
+                .insert(header::RETRY_AFTER, HeaderValue::from(5));
+            return response;
         }
     };
     let limits = app.keys.limits();
@@ -203,9 +275,7 @@ async fn mcp(State(app): State<Arc<App>>, request: Request) -> Response {
             "This key has made too many requests; wait before the next.",
         );
     }
-    // The standing stream a session opens with GET lasts as long as the session; it is not a
-    // request under way.
-    let permit = if request.method() == Method::GET {
+    let this_key = if request.method() == Method::GET {
         None
     } else {
         match service.under_way() {
@@ -218,9 +288,89 @@ async fn mcp(State(app): State<Arc<App>>, request: Request) -> Response {
             }
         }
     };
-    let opens_a_session =
-        request.method() == Method::POST && !request.headers().contains_key(SESSION_HEADER);
-    let method_was_delete = request.method() == Method::DELETE;
+    let held = (everyone, this_key);
+    match *request.method() {
+        Method::POST => post(&app, &service, request, held).await,
+        Method::DELETE => delete(&service, request).await,
+        _ => answered(&service, request, held).await,
+    }
+}
+
+/// A POST: one JSON-RPC message, within the cap, that opens a session only with the permits it
+/// would hold.
+async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> Response {
+    let (parts, body) = request.into_parts();
+    let Ok(bytes) = axum::body::to_bytes(body, guard::BODY_LIMIT as usize).await else {
+        return refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            "The request body is larger than 4 MiB.",
+        );
+    };
+    let message = match jsonrpc::check(&bytes) {
+        Ok(message) => message,
+        Err(refused) => return refused.into_response(),
+    };
+    let request = Request::from_parts(parts, Body::from(bytes));
+    let opens_a_session = message.initializes && !request.headers().contains_key(SESSION_HEADER);
+    if !opens_a_session {
+        return answered(service, request, held).await;
+    }
+    let permits = match app.keys.session_permits(service) {
+        Ok(permits) => permits,
+        Err(SessionsFull::Server) => {
+            return too_many(
+                30,
+                "Too many sessions are open on this server; try again later.",
+            );
+        }
+        Err(SessionsFull::Key) => {
+            return too_many(
+                30,
+                "This key has as many sessions open as it may; close one (DELETE) or try again later.",
+            );
+        }
+    };
+    sessions::with_permits(permits, answered(service, request, held)).await
+}
+
+/// A DELETE ends a session of this key's; any other session, this key's or not, is not found.
+async fn delete(service: &KeyService, request: Request) -> Response {
+    let session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    match session {
+        Some(session) if service.has_session(&session).await => {}
+        Some(_) => {
+            return refusal(
+                StatusCode::NOT_FOUND,
+                "session_not_found",
+                "No session of this key has that identifier.",
+            );
+        }
+        None => {
+            return refusal(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "A DELETE names the session to end in Mcp-Session-Id.",
+            );
+        }
+    }
+    let mut response = answered(service, request, (None, None)).await;
+    // A closed session is answered "no content", which every client takes as done.
+    if response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+    }
+    response
+}
+
+/// The permits a request holds until its answer has been sent in full: everyone's and its key's.
+type Held = (Option<OwnedSemaphorePermit>, Option<OwnedSemaphorePermit>);
+
+/// MCP's answer to the request, within the time an answer may take.
+async fn answered(service: &KeyService, request: Request, held: Held) -> Response {
     let Ok(response) = tokio::time::timeout(REQUEST_TIMEOUT, service.service.handle(request)).await
     else {
         return refusal(
@@ -229,27 +379,9 @@ async fn mcp(State(app): State<Arc<App>>, request: Request) -> Response {
             "The request took too long to answer.",
         );
     };
-    if opens_a_session
-        && let Some(session) = response
-            .headers()
-            .get(SESSION_HEADER)
-            .and_then(|value| value.to_str().ok())
-        && app.keys.open_sessions().await > usize::try_from(limits.sessions).unwrap_or(usize::MAX)
-    {
-        service.close_session(session).await;
-        return too_many(
-            30,
-            "Too many sessions are open on this server; try again later.",
-        );
-    }
-    let (mut parts, body) = response.into_parts();
-    // A closed session is answered "no content", which every client takes as done.
-    if method_was_delete && parts.status == StatusCode::ACCEPTED {
-        parts.status = StatusCode::NO_CONTENT;
-    }
-    // The permit is held until the answer has been sent in full.
+    let (parts, body) = response.into_parts();
     let body = Body::new(body).into_data_stream().map(move |chunk| {
-        let _held = &permit;
+        let _held = &held;
         chunk
     });
     Response::from_parts(parts, Body::from_stream(body))

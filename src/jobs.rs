@@ -29,21 +29,28 @@ pub fn started(reply: &Reply) -> Option<String> {
     envelope.pointer("/data/job")?.as_str().map(str::to_owned)
 }
 
-pub async fn ask(stack: &Stack, job: &str) -> Result<JobState, Failure> {
+/// Where the job stands, and the status the stack answered with.
+pub async fn ask(stack: &Stack, job: &str) -> Result<(u16, JobState), Failure> {
     match stack.job(job).await {
         Ok(Reply {
             status: 202,
             body: Body::Envelope(envelope),
-        }) => Ok(JobState::Running(envelope)),
+            ..
+        }) => Ok((202, JobState::Running(envelope))),
         Ok(Reply {
+            status,
             body: Body::Envelope(envelope),
             ..
-        }) => Ok(JobState::Finished(envelope)),
+        }) => Ok((status, JobState::Finished(envelope))),
         Ok(Reply { status, .. }) => Err(Failure::Unexpected {
             status: Some(status),
         }),
-        Err(Failure::Refused(refusal)) if refusal.status == 404 => Ok(JobState::Unknown(refusal)),
-        Err(Failure::Refused(refusal)) if refusal.status >= 500 => Ok(JobState::Stopped(refusal)),
+        Err(Failure::Refused(refusal)) if refusal.status == 404 => {
+            Ok((404, JobState::Unknown(refusal)))
+        }
+        Err(Failure::Refused(refusal)) if refusal.status >= 500 => {
+            Ok((refusal.status, JobState::Stopped(refusal)))
+        }
         Err(failure) => Err(failure),
     }
 }
@@ -54,7 +61,7 @@ pub async fn follow(stack: &Stack, job: &str, limit: Duration) -> Result<JobStat
     let started = Instant::now();
     let mut wait = FIRST_LOOK;
     loop {
-        let state = ask(stack, job).await?;
+        let (_, state) = ask(stack, job).await?;
         let left = limit.saturating_sub(started.elapsed());
         if !matches!(state, JobState::Running(_)) || left.is_zero() {
             return Ok(state);

@@ -2,10 +2,13 @@
 //! Model Context Protocol, with exactly the authority of the integration key it is given.
 
 mod arguments;
+mod audit;
 mod by_digest;
 mod catalogue;
 mod certs;
 mod config;
+mod consent;
+mod cut;
 mod demo;
 mod http;
 mod jobs;
@@ -142,13 +145,30 @@ pub async fn stop_requested() {
     }
 }
 
-/// Logs go to stderr: stdout belongs to the stdio transport.
+/// Logs go to stderr: stdout belongs to the stdio transport. Whatever level is asked for, the
+/// crates beneath the server say no more than warnings, and the MCP library nothing at all: at
+/// finer levels they log whole messages and session identifiers, which carry the stack's answers
+/// and would let a reader of the log into a session.
 fn init_logging() {
-    let filter = tracing_subscriber::EnvFilter::try_from_env("LEMONFIBER_LOG")
+    use tracing_subscriber::layer::SubscriberExt as _;
+    use tracing_subscriber::util::SubscriberInitExt as _;
+    use tracing_subscriber::{Layer as _, filter};
+    let asked = tracing_subscriber::EnvFilter::try_from_env("LEMONFIBER_LOG")
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("warn,lemonfiber_mcp=info"));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
+    let beneath = filter::filter_fn(|metadata| {
+        let target = metadata.target();
+        if target.starts_with(env!("CARGO_CRATE_NAME")) {
+            true
+        } else if target.starts_with("rmcp") {
+            false
+        } else {
+            *metadata.level() <= tracing::Level::WARN
+        }
+    });
+    let layer = tracing_subscriber::fmt::layer()
         .with_writer(|| redact::RedactingStderr)
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
-        .init();
+        .with_filter(asked)
+        .with_filter(beneath);
+    tracing_subscriber::registry().with(layer).init();
 }

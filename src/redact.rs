@@ -1,5 +1,6 @@
-//! Defence in depth for secrets: whatever else goes wrong, the configured key, the pin and
-//! anything shaped like an integration key are withheld from every result and log line.
+//! Defence in depth for secrets: whatever else goes wrong, the keys, the pin and anything shaped
+//! like an integration key are withheld from every result and log line, in any letter case, and
+//! a key's hex part is withheld on its own too.
 
 use std::borrow::Cow;
 use std::io::Write;
@@ -12,74 +13,148 @@ const KEY_PREFIX: &str = "lfk_";
 /// A key-shaped value: the prefix and at least this much hex.
 const KEY_SHAPE_MIN_HEX: usize = 8;
 
-fn secrets() -> &'static RwLock<Vec<String>> {
-    static SECRETS: OnceLock<RwLock<Vec<String>>> = OnceLock::new();
-    SECRETS.get_or_init(|| RwLock::new(Vec::new()))
+/// Secrets to withhold, kept in lower case and matched in any case. Its `Debug` shows none.
+#[derive(Clone, Default)]
+pub struct Secrets(Vec<String>);
+
+impl std::fmt::Debug for Secrets {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Secrets({} withheld)", self.0.len())
+    }
+}
+
+impl Secrets {
+    /// `secret`, and for an integration key its hex part on its own.
+    pub fn add(&mut self, secret: &str) {
+        let secret = secret.to_ascii_lowercase();
+        let hex = secret
+            .strip_prefix(KEY_PREFIX)
+            .filter(|hex| hex.len() >= KEY_SHAPE_MIN_HEX)
+            .map(str::to_owned);
+        for form in [Some(secret), hex].into_iter().flatten() {
+            if !form.is_empty() && !self.0.contains(&form) {
+                self.0.push(form);
+            }
+        }
+        // The longest first, so a key is withheld whole before its hex part is looked for.
+        self.0.sort_by_key(|form| std::cmp::Reverse(form.len()));
+    }
+
+    fn withhold<'a>(&self, mut text: Cow<'a, str>) -> Cow<'a, str> {
+        for secret in &self.0 {
+            if let Some(replaced) = replace_ignoring_case(&text, secret) {
+                text = Cow::Owned(replaced);
+            }
+        }
+        text
+    }
+}
+
+fn global() -> &'static RwLock<Secrets> {
+    static SECRETS: OnceLock<RwLock<Secrets>> = OnceLock::new();
+    SECRETS.get_or_init(|| RwLock::new(Secrets::default()))
 }
 
 /// From now on, `secret` is withheld wherever the server writes.
 pub fn withhold(secret: &str) {
-    if secret.is_empty() {
-        return;
-    }
-    if let Ok(mut secrets) = secrets().write() {
-        for form in [
-            secret.to_owned(),
-            secret.to_ascii_lowercase(),
-            secret.to_ascii_uppercase(),
-        ] {
-            if !secrets.contains(&form) {
-                secrets.push(form);
-            }
-        }
+    if let Ok(mut secrets) = global().write() {
+        secrets.add(secret);
     }
 }
 
-pub fn redact(text: &str) -> Cow<'_, str> {
-    let mut text = Cow::Borrowed(text);
-    if let Ok(secrets) = secrets().read() {
-        for secret in secrets.iter() {
-            if text.contains(secret.as_str()) {
-                text = Cow::Owned(text.replace(secret.as_str(), WITHHELD));
-            }
-        }
+/// `text` with every secret withheld: those withheld everywhere, and `also` (a key's own).
+pub fn redact<'a>(text: &'a str, also: &Secrets) -> Cow<'a, str> {
+    let mut text = also.withhold(Cow::Borrowed(text));
+    if let Ok(secrets) = global().read() {
+        text = secrets.withhold(text);
     }
-    if text.contains(KEY_PREFIX) {
-        text = Cow::Owned(withhold_key_shapes(&text));
+    match withhold_key_shapes(&text) {
+        Some(replaced) => Cow::Owned(replaced),
+        None => text,
     }
-    text
 }
 
-fn withhold_key_shapes(text: &str) -> String {
+/// `text` with `needle` (lower case ASCII) replaced wherever it appears in any letter case, or
+/// `None` when it does not appear.
+fn replace_ignoring_case(text: &str, needle: &str) -> Option<String> {
+    // ASCII lower-casing keeps every byte where it was, so positions found in the lowered copy
+    // are positions in the text.
+    let lowered = text.to_ascii_lowercase();
+    let mut found = lowered.match_indices(needle).peekable();
+    found.peek()?;
     let mut out = String::with_capacity(text.len());
-    let mut rest = text;
-    while let Some(at) = rest.find(KEY_PREFIX) {
-        out.push_str(&rest[..at]);
-        let after = &rest[at + KEY_PREFIX.len()..];
-        let hex = after.bytes().take_while(u8::is_ascii_hexdigit).count();
-        if hex >= KEY_SHAPE_MIN_HEX {
-            out.push_str(WITHHELD);
-            rest = &after[hex..];
-        } else {
-            out.push_str(KEY_PREFIX);
-            rest = after;
+    let mut from = 0;
+    for (at, _) in found {
+        if at < from {
+            continue;
         }
+        out.push_str(&text[from..at]);
+        out.push_str(WITHHELD);
+        from = at + needle.len();
     }
-    out.push_str(rest);
-    out
+    out.push_str(&text[from..]);
+    Some(out)
 }
 
-pub fn redact_value(value: Value) -> Value {
+fn withhold_key_shapes(text: &str) -> Option<String> {
+    let lowered = text.to_ascii_lowercase();
+    if !lowered.contains(KEY_PREFIX) {
+        return None;
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut from = 0;
+    let mut search = 0;
+    let mut changed = false;
+    while let Some(found) = lowered[search..].find(KEY_PREFIX) {
+        let at = search + found;
+        let hex_start = at + KEY_PREFIX.len();
+        let hex = lowered[hex_start..]
+            .bytes()
+            .take_while(u8::is_ascii_hexdigit)
+            .count();
+        if hex >= KEY_SHAPE_MIN_HEX {
+            out.push_str(&text[from..at]);
+            out.push_str(WITHHELD);
+            from = hex_start + hex;
+            changed = true;
+        }
+        search = hex_start + hex;
+    }
+    if !changed {
+        return None;
+    }
+    out.push_str(&text[from..]);
+    Some(out)
+}
+
+pub fn redact_value(value: Value, also: &Secrets) -> Value {
     match value {
-        Value::String(text) => Value::String(redact(&text).into_owned()),
-        Value::Array(items) => Value::Array(items.into_iter().map(redact_value).collect()),
+        Value::String(text) => Value::String(redact(&text, also).into_owned()),
+        Value::Array(items) => Value::Array(
+            items
+                .into_iter()
+                .map(|item| redact_value(item, also))
+                .collect(),
+        ),
         Value::Object(fields) => Value::Object(
             fields
                 .into_iter()
-                .map(|(key, value)| (redact(&key).into_owned(), redact_value(value)))
+                .map(|(key, value)| (redact(&key, also).into_owned(), redact_value(value, also)))
                 .collect(),
         ),
         other => other,
+    }
+}
+
+/// A file's bytes, with secrets withheld where the file is text; other bytes are left as they
+/// are (a secret in a binary file is not text anyone reads).
+pub fn redact_bytes(bytes: Vec<u8>, also: &Secrets) -> Vec<u8> {
+    match String::from_utf8(bytes) {
+        Ok(text) => match redact(&text, also) {
+            Cow::Borrowed(_) => text.into_bytes(),
+            Cow::Owned(redacted) => redacted.into_bytes(),
+        },
+        Err(not_text) => not_text.into_bytes(),
     }
 }
 
@@ -89,7 +164,7 @@ pub struct RedactingStderr;
 impl Write for RedactingStderr {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         let text = String::from_utf8_lossy(buf);
-        std::io::stderr().write_all(redact(&text).as_bytes())?;
+        std::io::stderr().write_all(redact(&text, &Secrets::default()).as_bytes())?;
         Ok(buf.len())
     }
 
@@ -113,20 +188,61 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    const KEY: &str = "lfk_00112233445566778899aabbccddeeff";
+
+    fn key_secrets() -> Secrets {
+        let mut secrets = Secrets::default();
+        secrets.add(KEY);
+        secrets
+    }
+
     #[test]
     fn withholds_key_shaped_values_and_registered_secrets() {
         withhold("0f1e2d3c4b5a69780f1e2d3c4b5a6978");
-        let text = "key lfk_0123456789abcdef and pin 0F1E2D3C4B5A69780F1E2D3C4B5A6978, lfk_ and lfk_xyz stay";
+        let text = "key lfk_0123456789abcdef and pin 0F1E2D3C4B5A69780F1E2D3C4B5a6978, lfk_ and lfk_xyz stay";
         assert_eq!(
-            redact(text),
+            redact(text, &Secrets::default()),
             "key [withheld] and pin [withheld], lfk_ and lfk_xyz stay"
         );
-        let value = redact_value(json!({"lfk_00112233445566": ["token lfk_aabbccddeeff0011"]}));
+        let value = redact_value(
+            json!({"lfk_00112233445566": ["token LFK_AABBCCDDEEFF0011"]}),
+            &Secrets::default(),
+        );
         assert_eq!(value, json!({"[withheld]": ["token [withheld]"]}));
     }
 
     #[test]
-    fn leaves_ordinary_text_alone() {
-        assert!(matches!(redact("nothing secret here"), Cow::Borrowed(_)));
+    fn a_keys_hex_part_is_withheld_on_its_own_in_any_case() {
+        let secrets = key_secrets();
+        for echoed in [
+            "00112233445566778899aabbccddeeff",
+            "00112233445566778899AABBCCDDEEFF",
+            "00112233445566778899AaBbCcDdEeFf",
+            KEY,
+        ] {
+            let text = format!("the stack said {echoed}.");
+            assert_eq!(redact(&text, &secrets), "the stack said [withheld].");
+        }
+        assert!(matches!(
+            redact("nothing secret here", &secrets),
+            Cow::Borrowed(_)
+        ));
+    }
+
+    #[test]
+    fn text_files_are_redacted_and_binary_ones_left_alone() {
+        let secrets = key_secrets();
+        let text = format!("config:\n  token: {}\n", KEY.to_uppercase()).into_bytes();
+        assert_eq!(
+            redact_bytes(text, &secrets),
+            b"config:\n  token: [withheld]\n".to_vec()
+        );
+        let binary = vec![0xff, 0xfe, b'l', b'f', b'k'];
+        assert_eq!(redact_bytes(binary.clone(), &secrets), binary);
+    }
+
+    #[test]
+    fn debug_shows_no_secret() {
+        assert!(!format!("{:?}", key_secrets()).contains("0011"));
     }
 }

@@ -2,6 +2,7 @@
 //! stack wrote: that only ever travels inside a data block (see `outcome`).
 
 use crate::arguments::{ArgumentProblem, Fault};
+use crate::consent::OfferRefused;
 use crate::server::Via;
 use crate::stack::Unreachable;
 
@@ -30,18 +31,70 @@ pub fn answered_lines(tool: &str, count: usize) -> String {
     )
 }
 
-pub fn answered_file(tool: &str) -> String {
+pub fn answered_file(tool: &str, attached: bool) -> String {
+    if attached {
+        format!(
+            "The stack answered {tool} with a file; what it is follows as data between the boundary lines, and the \
+             file itself is attached as a resource."
+        )
+    } else {
+        format!(
+            "The stack answered {tool} with a file too large to hand over in a result; its size and SHA-256 follow \
+             as data between the boundary lines, and the file is not attached."
+        )
+    }
+}
+
+/// What was left out of an answer to keep the result within its limit, and how to ask for less
+/// with the tool's own parameters.
+pub fn left_out(items: u64, narrowing: &[&str]) -> String {
+    let how = if narrowing.is_empty() {
+        "This tool takes no parameters to ask for less; what is shown is the start of the answer."
+            .to_owned()
+    } else {
+        format!(
+            "To see more, ask for less at a time with the tool's parameters ({}).",
+            narrowing.join(", ")
+        )
+    };
     format!(
-        "The stack answered {tool} with a file; what it is follows as data between the boundary lines, and the file \
-         itself is attached as a resource."
+        "The answer was longer than one result may hold: {items} items of it were left out, as the data's \
+         left_out says. {how}"
     )
 }
 
-pub fn rehearsed(rehearsal: &str, act: &str) -> String {
+pub fn too_large(limit: u64, narrowing: &[&str]) -> String {
+    let how = if narrowing.is_empty() {
+        "This tool takes no parameters to ask for less.".to_owned()
+    } else {
+        format!(
+            "Ask for less with the tool's parameters ({}).",
+            narrowing.join(", ")
+        )
+    };
     format!(
-        "The stack rehearsed this with {rehearsal} and wrote nothing; its report and offer follow as data. Tell the \
-         person what the report says. Only if they agree, call {act} with the same arguments and that offer; \
-         otherwise do nothing."
+        "The stack's answer was larger than this server reads ({limit} bytes, LEMONFIBER_ANSWER_LIMIT), so reading \
+         it was abandoned and nothing of it is handed over. {how}"
+    )
+}
+
+pub fn path_outside_template() -> &'static str {
+    "Nothing was sent to the stack: the request would not have gone to the path its operation names, with each \
+     identifier one whole segment. An identifier is letters, digits, '-', '_' and '.'."
+}
+
+pub fn rehearsed(rehearsal: &str, act: &str, offer: &str) -> String {
+    format!(
+        "The stack rehearsed this with {rehearsal} and wrote nothing; its report follows as data. Tell the person \
+         what the report says. Only if they agree, call {act} with the offer {offer}; it acts with exactly the \
+         arguments rehearsed, for this key only, within a few minutes. Otherwise do nothing."
+    )
+}
+
+pub fn rehearsed_without_offer(rehearsal: &str, act: &str) -> String {
+    format!(
+        "The stack rehearsed this with {rehearsal} and wrote nothing, but gave no offer to act on, so {act} cannot \
+         be called on it. Its report follows as data, between the boundary lines."
     )
 }
 
@@ -50,6 +103,23 @@ pub fn rehearse_first(act: &str, rehearsal: &str) -> String {
         "{act} takes the offer a rehearsal answers as the person's yes, and none was given, so nothing was sent to \
          the stack. Call {rehearsal} first, tell the person what it says, and call {act} with its offer only if \
          they agree."
+    )
+}
+
+pub fn offer_refused(act: &str, rehearsal: &str, why: OfferRefused) -> String {
+    let why = match why {
+        OfferRefused::NotSealedHere => {
+            "that is not an offer this server handed out (made up, changed, or from another server)"
+        }
+        OfferRefused::OtherKey => "that offer was handed out for another key",
+        OfferRefused::OtherAction => "that offer was handed out for another action",
+        OfferRefused::Expired => "that offer has expired",
+        OfferRefused::Spent => "that offer was already acted on, and an offer acts once",
+        OfferRefused::TooManyInUse => "too many offers are in use on this server right now",
+    };
+    format!(
+        "{act} was refused before anything was sent to the stack: {why}. Call {rehearsal} again, tell the person \
+         what it says, and call {act} with its new offer only if they agree."
     )
 }
 
@@ -224,6 +294,10 @@ pub fn argument(problem: &ArgumentProblem, tool: &str) -> String {
         Fault::NotFlag => "must be true or false".to_owned(),
         Fault::TooLong => "is longer than any value the stack takes".to_owned(),
         Fault::TooMany => "lists more values than the stack takes".to_owned(),
+        Fault::NotAnIdentifier => {
+            "must be an identifier: letters, digits, '-', '_' and '.', as one whole name (not '.' or '..')"
+                .to_owned()
+        }
     };
     format!(
         "{name} {what}; nothing was sent to the stack. Check the tool's input schema and call it again."

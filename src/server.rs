@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, Implementation, JsonObject,
@@ -13,14 +13,18 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
+use serde_json::Value;
 
 use crate::arguments::Arguments;
-use crate::catalogue::{self, Action, Operation, ToolSpec};
+use crate::audit::{self, Decision};
+use crate::catalogue::{self, Action, Audience, Operation, ToolSpec};
+use crate::config::Conduct;
+use crate::consent::{OfferRefused, Seal};
 use crate::jobs;
 use crate::offer::{self, Offer};
-use crate::outcome::{self, Framed};
+use crate::outcome::{self, Answer, Handover};
 use crate::sentences;
-use crate::stack::{Failure, Refusal, Stack};
+use crate::stack::{Failure, Refusal, Reply, Stack};
 use crate::standing::{self, Position, SharedStanding};
 
 /// How the assistant reaches this server, which decides what it is told to do about a refused
@@ -38,26 +42,77 @@ const PROTOCOL_VERSIONS: [ProtocolVersion; 3] = [
     ProtocolVersion::V_2026_07_28,
 ];
 
+/// What every session of the server shares, whichever key it serves: how it deals with the stack
+/// and the assistant, and the seal its offers are made with.
+#[derive(Debug)]
+pub struct Common {
+    pub conduct: Conduct,
+    pub seal: Seal,
+}
+
 pub struct LemonfiberServer {
     stack: Arc<Stack>,
     via: Via,
     standing: SharedStanding,
-    /// How long an action's job is followed before the answer says it is still running.
-    job_wait: Duration,
+    common: Arc<Common>,
+}
+
+/// What one call came to: the answer, and what the audit line says of it.
+struct Ran {
+    answer: Answer,
+    decision: Decision,
+    status: Option<u16>,
+    scope: Option<String>,
+    audience: Audience,
+}
+
+impl Ran {
+    fn refused(answer: Answer, why: &'static str) -> Ran {
+        Ran::decided(answer, Decision::RefusedBeforeStack(why))
+    }
+
+    fn decided(answer: Answer, decision: Decision) -> Ran {
+        Ran {
+            answer,
+            decision,
+            status: None,
+            scope: None,
+            audience: Audience::Operator,
+        }
+    }
+
+    fn sent(answer: Answer, status: Option<u16>) -> Ran {
+        Ran {
+            status,
+            ..Ran::decided(answer, Decision::Sent)
+        }
+    }
+}
+
+/// The words the audit line gives an offer's refusal.
+fn offer_refusal_word(why: OfferRefused) -> &'static str {
+    match why {
+        OfferRefused::NotSealedHere => "offer-not-sealed-here",
+        OfferRefused::OtherKey => "offer-of-another-key",
+        OfferRefused::OtherAction => "offer-of-another-action",
+        OfferRefused::Expired => "offer-expired",
+        OfferRefused::Spent => "offer-spent",
+        OfferRefused::TooManyInUse => "offers-in-use",
+    }
 }
 
 impl LemonfiberServer {
     pub fn new(
         stack: Arc<Stack>,
         standing: SharedStanding,
-        job_wait: Duration,
+        common: Arc<Common>,
         via: Via,
     ) -> LemonfiberServer {
         LemonfiberServer {
             stack,
             via,
             standing,
-            job_wait,
+            common,
         }
     }
 
@@ -92,65 +147,147 @@ impl LemonfiberServer {
         position
     }
 
+    /// Runs one tool and hands its answer over, with an audit line of what happened.
+    async fn call(
+        &self,
+        tool: &'static ToolSpec,
+        given: Option<JsonObject>,
+        event: &'static str,
+        peer: &Peer<RoleServer>,
+    ) -> outcome::Framed {
+        let started = Instant::now();
+        let ran = self.run(tool, given, peer).await;
+        audit::record(&audit::Entry {
+            key_digest: &self.stack.key_digest(),
+            scope: ran.scope.as_deref(),
+            event,
+            tool: tool.name,
+            decision: ran.decision,
+            status: ran.status,
+            took: started.elapsed(),
+        });
+        let narrowing = match tool.operation {
+            Operation::Read(_) => tool.narrowing(ran.audience),
+            _ => Vec::new(),
+        };
+        ran.answer.framed(&Handover {
+            result_limit: self.common.conduct.result_limit,
+            withheld: self.stack.withheld(),
+            narrowing: &narrowing,
+        })
+    }
+
     /// Runs one tool: where the server stands, the offer, the arguments, then the stack. Nothing
     /// reaches the stack for a refused key, a tool this key is not offered, arguments the tool
-    /// does not take, or an action without the offer that is the person's yes (F13-R4).
+    /// does not take, or an action without a sealed offer that is the person's yes (F13-R4).
     async fn run(
         &self,
         tool: &'static ToolSpec,
         given: Option<JsonObject>,
         peer: &Peer<RoleServer>,
-    ) -> Framed {
+    ) -> Ran {
         let offer = match self.position(peer).await {
-            Position::Refused(_) => return outcome::key_refused(self.via),
-            Position::Unreachable(failure, _) => return outcome::failure(&failure),
+            Position::Refused(_) => {
+                return Ran::refused(outcome::key_refused(self.via), "key-refused");
+            }
+            Position::Unreachable(failure, _) => {
+                return Ran::refused(outcome::failure(&failure, &[]), "stack-unreachable");
+            }
             Position::Connected(offer) => offer,
         };
+        let ran = self.run_offered(tool, given, &offer, peer).await;
+        Ran {
+            scope: offer.scope().map(str::to_owned),
+            audience: offer.audience,
+            ..ran
+        }
+    }
+
+    async fn run_offered(
+        &self,
+        tool: &'static ToolSpec,
+        given: Option<JsonObject>,
+        offer: &Offer,
+        peer: &Peer<RoleServer>,
+    ) -> Ran {
         if tool.operation == Operation::Connection {
-            return outcome::connected(offer.scope());
+            return Ran::decided(
+                outcome::connected(offer.scope()),
+                Decision::RefusedBeforeStack("answered-by-the-server"),
+            );
         }
         if !offer.admits(tool) {
-            return outcome::not_offered(tool.name);
+            return Ran::decided(outcome::not_offered(tool.name), Decision::NotOffered);
         }
         if let Operation::Act(action) = tool.operation
             && let Some(rehearsal) = action.rehearsal_tool()
             && lacks_an_offer(given.as_ref())
         {
-            return outcome::rehearse_first(tool.name, rehearsal);
+            return Ran::refused(outcome::rehearse_first(tool.name, rehearsal), "no-offer");
         }
         let arguments = match Arguments::check(tool.parameters_for(offer.audience), given) {
             Ok(arguments) => arguments,
-            Err(problem) => return outcome::argument_refused(&problem, tool.name),
+            Err(problem) => {
+                return Ran::refused(outcome::argument_refused(&problem, tool.name), "arguments");
+            }
         };
         let answered = match tool.operation {
             Operation::Read(read) => self
                 .stack
                 .read(read, &arguments)
                 .await
-                .map(|reply| outcome::answer(tool.name, reply)),
-            Operation::Rehearse(action) => self
-                .stack
-                .act(action, &arguments, true)
-                .await
-                .map(|reply| outcome::rehearsed(tool.name, action.act_tool(), reply)),
-            Operation::Act(action) => self.act(tool, action, &arguments).await,
+                .map(|reply| (reply.status, outcome::answer(tool.name, reply))),
+            Operation::Rehearse(action) => self.rehearse(tool, action, &arguments).await,
+            Operation::Act(action) => match self.consented(tool, action, &arguments) {
+                Ok(body) => self.act(tool, action, body).await,
+                Err(why) => {
+                    let rehearsal = action.rehearsal_tool().unwrap_or(tool.name);
+                    return Ran::refused(
+                        outcome::offer_refused(tool.name, rehearsal, why),
+                        offer_refusal_word(why),
+                    );
+                }
+            },
             Operation::Job => {
                 let job = arguments.text("job").unwrap_or_default();
                 jobs::ask(&self.stack, &job)
                     .await
-                    .map(|state| outcome::job(&job, state, None))
+                    .map(|(status, state)| (status, outcome::job(&job, state, None)))
             }
-            Operation::Connection => return outcome::connected(offer.scope()),
+            Operation::Connection => {
+                return Ran::decided(
+                    outcome::connected(offer.scope()),
+                    Decision::RefusedBeforeStack("answered-by-the-server"),
+                );
+            }
         };
         match answered {
-            Ok(framed) => framed,
-            Err(failure) => self.failed(tool, failure, peer).await,
+            Ok((status, answer)) => Ran::sent(answer, Some(status)),
+            Err(Failure::PathOutsideTemplate) => Ran::refused(
+                outcome::failure(&Failure::PathOutsideTemplate, &[]),
+                "path-outside-template",
+            ),
+            Err(failure) => {
+                let status = match &failure {
+                    Failure::Refused(refusal) => Some(refusal.status),
+                    Failure::Unexpected { status } => *status,
+                    _ => None,
+                };
+                let narrowing = tool.narrowing(offer.audience);
+                Ran::sent(self.failed(tool, failure, &narrowing, peer).await, status)
+            }
         }
     }
 
     /// What a failed call says, and what it changes: a refused key is refused for good; a scope
     /// that does not reach means the capabilities are read again (and the client told).
-    async fn failed(&self, tool: &ToolSpec, failure: Failure, peer: &Peer<RoleServer>) -> Framed {
+    async fn failed(
+        &self,
+        tool: &ToolSpec,
+        failure: Failure,
+        narrowing: &[&str],
+        peer: &Peer<RoleServer>,
+    ) -> Answer {
         tracing::info!(
             tool = tool.name,
             failure = failure_name(&failure),
@@ -166,7 +303,56 @@ impl LemonfiberServer {
                 self.position(peer).await;
             }
         }
-        outcome::failure(&failure)
+        outcome::failure(&failure, narrowing)
+    }
+
+    /// Rehearses, and seals the stack's offer with what was rehearsed, for this key and action.
+    async fn rehearse(
+        &self,
+        tool: &ToolSpec,
+        action: Action,
+        arguments: &Arguments,
+    ) -> Result<(u16, Answer), Failure> {
+        let reply = self.stack.act(action, arguments.to_body(), true).await?;
+        let sealed = outcome::stack_offer(&reply).and_then(|stack_offer| {
+            self.common.seal.seal(
+                &self.stack.key_digest(),
+                action.act_tool(),
+                &arguments.to_body(),
+                &stack_offer,
+            )
+        });
+        let status = reply.status;
+        Ok((
+            status,
+            outcome::rehearsed(tool.name, action.act_tool(), reply, sealed.as_deref()),
+        ))
+    }
+
+    /// The body an act is sent with: for an action that is rehearsed, the arguments sealed in
+    /// its offer with the stack's own offer (and `confirm`, if given); otherwise the arguments as
+    /// given. The offer is spent here, before anything is sent.
+    fn consented(
+        &self,
+        tool: &ToolSpec,
+        action: Action,
+        arguments: &Arguments,
+    ) -> Result<serde_json::Map<String, Value>, OfferRefused> {
+        if action.rehearsal_tool().is_none() {
+            return Ok(arguments.to_body());
+        }
+        let offer = arguments.text("offer").unwrap_or_default();
+        let opened = self
+            .common
+            .seal
+            .open(&offer, &self.stack.key_digest(), tool.name)?;
+        self.common.seal.spend(&opened)?;
+        let mut body = opened.arguments;
+        body.insert("offer".to_owned(), Value::from(opened.stack_offer));
+        if let Some(confirm) = arguments.flag("confirm") {
+            body.insert("confirm".to_owned(), Value::Bool(confirm));
+        }
+        Ok(body)
     }
 
     /// Acts once, never again on its own: a stale offer is said as such, and a job the action
@@ -175,13 +361,16 @@ impl LemonfiberServer {
         &self,
         tool: &ToolSpec,
         action: Action,
-        arguments: &Arguments,
-    ) -> Result<Framed, Failure> {
-        let reply = match self.stack.act(action, arguments, false).await {
+        body: serde_json::Map<String, Value>,
+    ) -> Result<(u16, Answer), Failure> {
+        let reply = match self.stack.act(action, body, false).await {
             Ok(reply) => reply,
             Err(Failure::Refused(refusal)) if is_stale(action, &refusal) => {
                 let rehearsal = action.rehearsal_tool().unwrap_or(tool.name);
-                return Ok(outcome::stale(tool.name, rehearsal, &refusal));
+                return Ok((
+                    refusal.status,
+                    outcome::stale(tool.name, rehearsal, &refusal),
+                ));
             }
             Err(failure) => return Err(failure),
         };
@@ -190,23 +379,24 @@ impl LemonfiberServer {
             status = reply.status,
             "the stack took the action"
         );
+        let status = reply.status;
+        Ok((status, self.follow(tool, reply).await))
+    }
+
+    async fn follow(&self, tool: &ToolSpec, reply: Reply) -> Answer {
         let Some(job) = jobs::started(&reply) else {
-            return Ok(outcome::acted(tool.name, reply));
+            return outcome::acted(tool.name, reply);
         };
         let started = Instant::now();
-        match jobs::follow(&self.stack, &job, self.job_wait).await {
-            Ok(state) => Ok(outcome::job(
-                &job,
-                state,
-                Some((tool.name, started.elapsed())),
-            )),
+        match jobs::follow(&self.stack, &job, self.common.conduct.job_wait).await {
+            Ok(state) => outcome::job(&job, state, Some((tool.name, started.elapsed()))),
             Err(failure) => {
                 tracing::info!(
                     tool = tool.name,
                     failure = failure_name(&failure),
                     "the job could not be followed"
                 );
-                Ok(outcome::job_not_followed(tool.name, reply))
+                outcome::job_not_followed(tool.name, reply)
             }
         }
     }
@@ -226,8 +416,8 @@ fn listed(position: &Position) -> Vec<Tool> {
 /// argument check, which says so.
 fn lacks_an_offer(given: Option<&JsonObject>) -> bool {
     match given.and_then(|given| given.get("offer")) {
-        None | Some(serde_json::Value::Null) => true,
-        Some(serde_json::Value::String(offer)) => offer.trim().is_empty(),
+        None | Some(Value::Null) => true,
+        Some(Value::String(offer)) => offer.trim().is_empty(),
         Some(_) => false,
     }
 }
@@ -244,6 +434,8 @@ fn failure_name(failure: &Failure) -> &'static str {
         Failure::Unreachable(_) => "unreachable",
         Failure::Refused(_) => "refused",
         Failure::Unexpected { .. } => "unexpected answer",
+        Failure::TooLarge { .. } => "answer too large",
+        Failure::PathOutsideTemplate => "path outside its template",
     }
 }
 
@@ -286,11 +478,10 @@ impl ServerHandler for LemonfiberServer {
             return Err(McpError::invalid_params(sentences::no_such_tool(), None));
         };
         let uri = tool.resource.unwrap_or_default();
-        Ok(self
-            .run(tool, request.arguments, &context.peer)
-            .await
-            .into_tool_result(uri)
-            .into())
+        let framed = self
+            .call(tool, request.arguments, "tool", &context.peer)
+            .await;
+        Ok(framed.into_tool_result(uri).into())
     }
 
     async fn list_resources(
@@ -331,9 +522,13 @@ impl ServerHandler for LemonfiberServer {
                 None,
             ));
         };
-        let framed = self.run(tool, Some(path_values), &context.peer).await;
+        let framed = self
+            .call(tool, Some(path_values), "resource", &context.peer)
+            .await;
+        // An error carries the server's sentence only: JSON-RPC errors are logged by clients
+        // and proxies, where the stack's data must not go.
         if framed.is_error {
-            return Err(McpError::internal_error(framed.text, None));
+            return Err(McpError::internal_error(framed.sentence, None));
         }
         Ok(ReadResourceResult::new(framed.into_resource_contents(&request.uri)).into())
     }

@@ -1,7 +1,10 @@
 //! The only door to the stack: the generated SDK over TLS that trusts exactly the pinned
 //! certificate, with the integration key in its header (F13-R1).
 
+mod bounded;
 pub mod credential;
+mod door;
+pub mod path;
 pub mod pin;
 pub mod reply;
 mod sdk;
@@ -15,9 +18,12 @@ use serde_json::Value;
 
 use crate::arguments::Arguments;
 use crate::catalogue::{Action, Read};
-use credential::{Credential, Key};
-use pin::{PinVerifier, Trust};
-pub use reply::{Body, Reply};
+use crate::redact::Secrets;
+pub use bounded::AnswerLimits;
+use credential::Key;
+use door::Door;
+use pin::{Pin, PinVerifier};
+pub use reply::{Body, File, Reply};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
@@ -27,7 +33,8 @@ const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct StackAddress {
     /// `https://host:port`, with no path.
     pub base_url: String,
-    pub trust: Trust,
+    /// The SHA-256 of the certificate the stack must show.
+    pub pin: Pin,
 }
 
 /// Why a request to the stack did not get an answer from it.
@@ -41,6 +48,10 @@ pub enum Failure {
     Refused(Refusal),
     /// The stack answered something the contract does not describe.
     Unexpected { status: Option<u16> },
+    /// The stack's answer was longer than the limit, so reading it was abandoned.
+    TooLarge { limit: u64 },
+    /// Nothing was sent: the request would have gone to a path outside its operation's template.
+    PathOutsideTemplate,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -122,12 +133,18 @@ impl std::error::Error for SetupError {}
 
 pub struct Stack {
     client: sdk::Client,
+    key_digest: [u8; 32],
+    withheld: Secrets,
 }
 
 impl Stack {
-    pub fn new(address: &StackAddress, key: Key) -> Result<Stack, SetupError> {
+    pub fn new(
+        address: &StackAddress,
+        key: Key,
+        limits: AnswerLimits,
+    ) -> Result<Stack, SetupError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier = Arc::new(PinVerifier::new(address.trust, &provider));
+        let verifier = Arc::new(PinVerifier::new(address.pin, &provider));
         let mut tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(|error| SetupError(error.to_string()))?
@@ -146,12 +163,20 @@ impl Stack {
             .build()
             .map_err(|error| SetupError(error.to_string()))?;
         Ok(Stack {
-            client: sdk::Client::new_with_client(
-                &address.base_url,
-                http,
-                Credential::with_key(key),
-            ),
+            key_digest: key.digest(),
+            withheld: key.withheld(),
+            client: sdk::Client::new_with_client(&address.base_url, http, Door::new(key, limits)),
         })
+    }
+
+    /// The SHA-256 of the key this stack is reached with.
+    pub fn key_digest(&self) -> [u8; 32] {
+        self.key_digest
+    }
+
+    /// The key and its hex part, to withhold from everything handed over for this key.
+    pub fn withheld(&self) -> &Secrets {
+        &self.withheld
     }
 
     pub async fn capabilities(&self) -> Result<Capabilities, Failure> {
@@ -181,10 +206,9 @@ impl Stack {
     pub async fn act(
         &self,
         action: Action,
-        arguments: &Arguments,
+        mut body: serde_json::Map<String, Value>,
         rehearse: bool,
     ) -> Result<Reply, Failure> {
-        let mut body = arguments.to_body();
         if rehearse {
             body.insert("dry_run".to_owned(), Value::Bool(true));
         }
@@ -194,8 +218,11 @@ impl Stack {
     }
 
     /// Where a job stands: `202` running, `200` finished; a stopped or unknown job is a refusal
-    /// (`500` or `404`).
+    /// (`500` or `404`). A job's identifier is put in the path only when it is a plain one.
     pub async fn job(&self, job: &str) -> Result<Reply, Failure> {
+        if !path::is_plain_identifier(job) {
+            return Err(Failure::PathOutsideTemplate);
+        }
         let response = self
             .client
             .read_job()
@@ -226,7 +253,11 @@ fn failure(error: Error<sdk::types::ErrorEnvelope>) -> Failure {
         Error::CommunicationError(error)
         | Error::ResponseBodyError(error)
         | Error::InvalidUpgrade(error) => {
-            if pin::is_pin_mismatch(&error) {
+            if let Some(too_large) = bounded::too_large(&error) {
+                Failure::TooLarge {
+                    limit: too_large.limit,
+                }
+            } else if pin::is_pin_mismatch(&error) {
                 Failure::PinMismatch
             } else if error.is_timeout() {
                 Failure::Unreachable(Unreachable::TimedOut)
@@ -239,6 +270,7 @@ fn failure(error: Error<sdk::types::ErrorEnvelope>) -> Failure {
         Error::UnexpectedResponse(response) => Failure::Unexpected {
             status: Some(response.status().as_u16()),
         },
+        Error::Custom(why) if why == door::PATH_OUTSIDE_TEMPLATE => Failure::PathOutsideTemplate,
         Error::InvalidResponsePayload(..) | Error::InvalidRequest(_) | Error::Custom(_) => {
             Failure::Unexpected { status: None }
         }
@@ -249,6 +281,48 @@ fn failure(error: Error<sdk::types::ErrorEnvelope>) -> Failure {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn stack_on_a_closed_port() -> Stack {
+        let address = StackAddress {
+            base_url: "https://127.0.0.1:1".to_owned(),
+            pin: Pin::of_certificate(b"none"),
+        };
+        let key = Key::parse("lfk_00112233445566778899aabbccddeeff").expect("a key");
+        let limits = AnswerLimits {
+            wire: 1024,
+            keep: 1024,
+        };
+        Stack::new(&address, key, limits).expect("a stack")
+    }
+
+    /// However a caller gets past the arguments check, the door sends nothing whose path
+    /// escapes its template.
+    #[tokio::test]
+    async fn the_door_sends_nothing_outside_its_template() {
+        let stack = stack_on_a_closed_port();
+        for escaping in ["..", ".", "..\\credentials", "a\\..\\..\\capabilities"] {
+            let sent = stack.client.read_held_by_id().id(escaping).send().await;
+            assert!(
+                matches!(
+                    failure(sent.map(|_| ()).expect_err(escaping)),
+                    Failure::PathOutsideTemplate
+                ),
+                "{escaping}"
+            );
+        }
+        let plain = stack.client.read_held_by_id().id("ttl-1").send().await;
+        assert!(
+            matches!(
+                failure(plain.map(|_| ()).expect_err("closed")),
+                Failure::Unreachable(_)
+            ),
+            "a plain identifier is sent (and finds nothing at a closed port)"
+        );
+        assert_eq!(
+            stack.job("../admin").await,
+            Err(Failure::PathOutsideTemplate)
+        );
+    }
 
     #[test]
     fn an_answer_with_fields_the_contract_does_not_name_is_accepted() {

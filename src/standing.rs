@@ -7,7 +7,6 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
 
-use crate::by_digest::ByDigest;
 use crate::offer::Offer;
 use crate::stack::{Capabilities, Failure, Refusal};
 
@@ -84,6 +83,10 @@ impl KeyStanding {
         self.refused = true;
     }
 
+    pub fn is_refused(&self) -> bool {
+        self.refused
+    }
+
     /// Read the capabilities again before trusting them.
     pub fn forget_capabilities(&mut self) {
         self.stale = true;
@@ -118,22 +121,14 @@ impl KeyStanding {
 /// One key's standing, shared by every session that uses the key.
 pub type SharedStanding = Arc<Mutex<KeyStanding>>;
 
-/// Every key's standing, for a server that serves many keys.
-pub struct Standings(ByDigest<Mutex<KeyStanding>>);
-
-impl Standings {
-    pub fn new(limit: usize) -> Standings {
-        Standings(ByDigest::new(limit))
+/// A key's standing before anything is known of it, or once the stack has answered with its
+/// capabilities.
+pub fn shared(known: Option<Capabilities>) -> SharedStanding {
+    let mut standing = KeyStanding::default();
+    if let Some(capabilities) = known {
+        standing.record(Ok(capabilities));
     }
-
-    pub fn of(&self, digest: [u8; 32]) -> SharedStanding {
-        match self.0.get_or_make(digest, || {
-            Ok::<_, std::convert::Infallible>(Mutex::new(KeyStanding::default()))
-        }) {
-            Ok((standing, _)) => standing,
-            Err(never) => match never {},
-        }
-    }
+    Arc::new(Mutex::new(standing))
 }
 
 #[cfg(test)]

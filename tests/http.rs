@@ -4,126 +4,16 @@
 
 #[path = "support/demo.rs"]
 mod demo;
+#[path = "support/http_server.rs"]
+mod http_server;
 #[path = "support/https.rs"]
 mod https;
 
-use std::path::PathBuf;
-use std::process::Stdio;
-use std::time::Duration;
-
 use demo::{BINARY, DemoStack};
-use https::{ACCEPT, messages, pinned_client, status_before_the_whole_body};
+use http_server::{call, fresh_dir, http_server, initialize};
+use https::{ACCEPT, messages, status_before_the_whole_body};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
-use tokio::process::{Child, Command};
-
-struct HttpServer {
-    _child: Child,
-    url: String,
-    pin: String,
-    client: reqwest::Client,
-}
-
-/// `lemonfiber-mcp http --json` against the demo stack, with these settings besides.
-async fn http_server(demo: &DemoStack, settings: &[(&str, &str)]) -> HttpServer {
-    let mut command = Command::new(BINARY);
-    command
-        .args(["http", "--json", "--listen", "127.0.0.1:0"])
-        .env_clear()
-        .env("LEMONFIBER_ADDRESS", &demo.address)
-        .env("LEMONFIBER_PIN", &demo.pin)
-        .env("LEMONFIBER_LOG", "warn")
-        .envs(settings.iter().copied())
-        .stdout(Stdio::piped())
-        .kill_on_drop(true);
-    if !settings.iter().any(|(name, _)| *name == "LEMONFIBER_STATE") {
-        command.env("LEMONFIBER_STATE", fresh_dir("state"));
-    }
-    let mut child = command.spawn().expect("the HTTP mode starts");
-    let stdout = child.stdout.take().expect("stdout");
-    let line = tokio::time::timeout(
-        Duration::from_secs(30),
-        BufReader::new(stdout).lines().next_line(),
-    )
-    .await
-    .expect("it says where it listens in time")
-    .expect("stdout reads")
-    .expect("one line");
-    let info: Value = serde_json::from_str(&line).expect("a JSON line");
-    let url = info["mcp_url"].as_str().expect("mcp_url").to_owned();
-    let pin = info["mcp_pin"].as_str().expect("mcp_pin").to_owned();
-    HttpServer {
-        _child: child,
-        client: pinned_client(&pin),
-        url,
-        pin,
-    }
-}
-
-fn fresh_dir(what: &str) -> PathBuf {
-    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
-    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-    std::env::temp_dir().join(format!(
-        "lemonfiber-http-test-{what}-{}-{n}",
-        std::process::id()
-    ))
-}
-
-fn initialize() -> Value {
-    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-           "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}})
-}
-
-impl HttpServer {
-    fn post(&self, key: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
-        let request = self
-            .client
-            .post(&self.url)
-            .header("accept", ACCEPT)
-            .header("content-type", "application/json")
-            .body(body.to_string());
-        match key {
-            Some(key) => request.bearer_auth(key),
-            None => request,
-        }
-    }
-
-    /// Sends `body` on a session `key` opened.
-    async fn in_session(&self, key: &str, session: &str, body: &Value) -> reqwest::Response {
-        self.post(Some(key), body)
-            .header("mcp-session-id", session)
-            .send()
-            .await
-            .expect("answered")
-    }
-
-    /// Opens a session with `key`: its identifier.
-    async fn open_session(&self, key: &str) -> String {
-        let response = self
-            .post(Some(key), &initialize())
-            .send()
-            .await
-            .expect("initialize");
-        assert_eq!(response.status(), StatusCode::OK);
-        let session = response
-            .headers()
-            .get("mcp-session-id")
-            .expect("a session")
-            .to_str()
-            .expect("text")
-            .to_owned();
-        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        let response = self
-            .post(Some(key), &initialized)
-            .header("mcp-session-id", &session)
-            .send()
-            .await
-            .expect("initialized");
-        assert_eq!(response.status(), StatusCode::ACCEPTED);
-        session
-    }
-}
 
 #[tokio::test]
 async fn health_needs_no_key_and_says_nothing_of_any() {
@@ -422,7 +312,6 @@ async fn past_the_requests_a_key_may_have_under_way_a_request_is_answered_429() 
     .await;
     let act = demo.key(&demo.act_key_file);
     let session = server.open_session(&act).await;
-    let call = |id: u64, tool: &str, arguments: Value| json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}});
     let rehearsed = server
         .in_session(&act, &session, &call(2, "rehearse_update", json!({})))
         .await;

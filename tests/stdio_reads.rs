@@ -150,15 +150,15 @@ async fn reads_with_path_and_repeatable_parameters_reach_the_stack_as_the_contra
             .all(|line| matches!(line["data"]["service"].as_str(), Some("sonarr" | "radarr")))
     );
 
-    let spaced = server
-        .call("read_held_by_id", json!({"id": "no such/title"}))
+    let unknown = server
+        .call("read_held_by_id", json!({"id": "ttl-no.such_title"}))
         .await;
     assert_eq!(
-        spaced.is_error,
+        unknown.is_error,
         Some(true),
         "an unknown title is the stack's refusal"
     );
-    assert!(unframe(&text_of(&spaced)).data["problem"]["code"].is_string());
+    assert!(unframe(&text_of(&unknown)).data["problem"]["code"].is_string());
 
     let received = demo.requests().await;
     let seen = |path: &str, query: Option<&str>| {
@@ -175,8 +175,8 @@ async fn reads_with_path_and_repeatable_parameters_reach_the_stack_as_the_contra
         "{received:?}"
     );
     assert!(
-        seen("/api/held/no%20such%2Ftitle", None),
-        "path segments are percent-escaped: {received:?}"
+        seen("/api/held/ttl-no.such_title", None),
+        "an identifier is one whole path segment: {received:?}"
     );
     assert!(
         received.iter().all(|r| !r.to_string().contains("lfk_")),
@@ -421,6 +421,7 @@ async fn a_stack_that_does_not_answer_is_named_unreachable() {
     let address = format!("https://127.0.0.1:{port}");
     let server = Stdio::start(&[
         ("LEMONFIBER_ADDRESS", &address),
+        ("LEMONFIBER_PIN", &"cd".repeat(32)),
         ("LEMONFIBER_KEY", "lfk_00112233445566778899aabbccddeeff"),
     ])
     .await;

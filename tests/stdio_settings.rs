@@ -40,11 +40,19 @@ fn refuses_a_remote_stack_without_a_pin_f13_r7() {
 fn refuses_two_keys_a_bad_key_and_no_key_naming_the_setting() {
     let key_file = std::env::temp_dir().join(format!("lemonfiber-test-key-{}", std::process::id()));
     std::fs::write(&key_file, format!("{KEY}\n")).expect("write key file");
+    std::fs::set_permissions(
+        &key_file,
+        std::os::unix::fs::PermissionsExt::from_mode(0o644),
+    )
+    .expect("open to others");
     let key_file = key_file.display().to_string();
+    let pin = "ab".repeat(32);
+    let pin = pin.as_str();
     for (env, named) in [
         (
             vec![
                 ("LEMONFIBER_ADDRESS", "127.0.0.1:9"),
+                ("LEMONFIBER_PIN", pin),
                 ("LEMONFIBER_KEY", KEY),
                 ("LEMONFIBER_KEY_FILE", key_file.as_str()),
             ],
@@ -53,15 +61,37 @@ fn refuses_two_keys_a_bad_key_and_no_key_naming_the_setting() {
         (
             vec![
                 ("LEMONFIBER_ADDRESS", "127.0.0.1:9"),
+                ("LEMONFIBER_PIN", pin),
                 ("LEMONFIBER_KEY", "operator-password-hunter2"),
             ],
             "LEMONFIBER_KEY",
         ),
         (
-            vec![("LEMONFIBER_ADDRESS", "127.0.0.1:9")],
+            vec![
+                ("LEMONFIBER_ADDRESS", "127.0.0.1:9"),
+                ("LEMONFIBER_PIN", pin),
+            ],
             "LEMONFIBER_KEY_FILE",
         ),
         (vec![("LEMONFIBER_KEY", KEY)], "LEMONFIBER_ADDRESS"),
+        // A stack on this machine needs its pin too: anything on the machine could answer there.
+        (
+            vec![
+                ("LEMONFIBER_ADDRESS", "127.0.0.1:9"),
+                ("LEMONFIBER_KEY", KEY),
+            ],
+            "LEMONFIBER_PIN",
+        ),
+        // A key file others can read is refused, as ssh refuses such a key (the file written
+        // above has the umask's 0644).
+        (
+            vec![
+                ("LEMONFIBER_ADDRESS", "127.0.0.1:9"),
+                ("LEMONFIBER_PIN", pin),
+                ("LEMONFIBER_KEY_FILE", key_file.as_str()),
+            ],
+            "chmod 600",
+        ),
         (
             vec![
                 ("LEMONFIBER_ADDRESS", "stack.example.net:1"),

@@ -103,13 +103,14 @@ async fn every_write_tool_carries_the_annotations_of_the_design_f13_r5() {
         set(&["forms", "services"]),
         "a rehearsal takes no consent"
     );
-    assert_eq!(properties("restart"), set(&["forms", "services", "offer"]));
+    assert_eq!(
+        properties("restart"),
+        set(&["offer"]),
+        "an act takes only the person's yes: it acts with what was rehearsed"
+    );
     assert_eq!(required("restart"), json!(["offer"]));
     assert_eq!(properties("rehearse_update"), set(&["wait", "service"]));
-    assert_eq!(
-        properties("update"),
-        set(&["wait", "service", "offer", "confirm"])
-    );
+    assert_eq!(properties("update"), set(&["offer", "confirm"]));
     assert_eq!(properties("diagnose"), set(&["only", "disruptive"]));
     assert_eq!(properties("rehearse_downloads_pause"), set(&[]));
     assert_eq!(required("downloads_pause"), json!(["offer"]));
@@ -134,30 +135,35 @@ async fn a_read_key_is_offered_no_write_tool() {
     );
 }
 
-/// Rehearses, checks the offer and the sentence, then acts on the offer; answers the act result.
-async fn rehearse_and_act(
-    server: &Stdio,
-    rehearsal: &str,
-    act: &str,
-    arguments: Value,
-) -> (Value, rmcp::model::CallToolResult) {
-    let rehearsed = server.call(rehearsal, arguments.clone()).await;
+/// Rehearses and answers the sealed offer, checking the sentence says how to say yes.
+async fn rehearse(server: &Stdio, rehearsal: &str, act: &str, arguments: Value) -> String {
+    let rehearsed = server.call(rehearsal, arguments).await;
     assert_eq!(rehearsed.is_error, Some(false), "{}", text_of(&rehearsed));
     let framed = unframe(&text_of(&rehearsed));
-    assert!(
-        framed.sentence.contains(&format!("call {act}")),
-        "the sentence says how to say yes: {}",
-        framed.sentence
-    );
     assert_eq!(framed.data["data"]["rehearsed"], true);
     let offer = framed.data["data"]["offer"]
         .as_str()
         .expect("an offer")
         .to_owned();
-    let mut with_offer = arguments;
-    with_offer["offer"] = json!(offer);
-    let acted = server.call(act, with_offer).await;
-    (framed.data, acted)
+    assert!(
+        framed
+            .sentence
+            .contains(&format!("call {act} with the offer {offer}")),
+        "the sentence says how to say yes: {}",
+        framed.sentence
+    );
+    offer
+}
+
+/// Rehearses, then acts on the offer alone; answers the act result.
+async fn rehearse_and_act(
+    server: &Stdio,
+    rehearsal: &str,
+    act: &str,
+    arguments: Value,
+) -> rmcp::model::CallToolResult {
+    let offer = rehearse(server, rehearsal, act, arguments).await;
+    server.call(act, json!({ "offer": offer })).await
 }
 
 #[tokio::test]
@@ -165,7 +171,7 @@ async fn every_action_is_rehearsed_then_taken_on_its_offer_f13_r4() {
     let demo = DemoStack::start().await;
     let server = connected(&demo, &demo.act_key_file, "10").await;
 
-    let (_, restarted) = rehearse_and_act(
+    let restarted = rehearse_and_act(
         &server,
         "rehearse_restart",
         "restart",
@@ -179,7 +185,7 @@ async fn every_action_is_rehearsed_then_taken_on_its_offer_f13_r4() {
     );
     assert_eq!(restarted["answer"]["data"]["restarted"], json!(["sonarr"]));
 
-    let (_, updated) = rehearse_and_act(
+    let updated = rehearse_and_act(
         &server,
         "rehearse_update",
         "update",
@@ -190,7 +196,7 @@ async fn every_action_is_rehearsed_then_taken_on_its_offer_f13_r4() {
     assert_eq!(updated["state"], "finished", "{updated}");
     assert_eq!(updated["answer"]["data"]["updated"], "jellyfin");
 
-    let (_, paused) = rehearse_and_act(
+    let paused = rehearse_and_act(
         &server,
         "rehearse_downloads_pause",
         "downloads_pause",
@@ -219,7 +225,7 @@ async fn every_action_is_rehearsed_then_taken_on_its_offer_f13_r4() {
         "nothing counts as stuck while paused"
     );
 
-    let (_, resumed) = rehearse_and_act(
+    let resumed = rehearse_and_act(
         &server,
         "rehearse_downloads_resume",
         "downloads_resume",
@@ -307,7 +313,7 @@ async fn a_stale_offer_is_refused_naming_what_moved_and_a_fresh_one_works() {
         "a refusal's detail is never handed over"
     );
 
-    let (_, restarted) = rehearse_and_act(&server, "rehearse_restart", "restart", json!({})).await;
+    let restarted = rehearse_and_act(&server, "rehearse_restart", "restart", json!({})).await;
     assert_eq!(restarted.is_error, Some(false), "{}", text_of(&restarted));
     assert_eq!(unframe(&text_of(&restarted)).data["state"], "finished");
 }
@@ -317,7 +323,7 @@ async fn a_job_still_running_is_answered_later_by_the_job_tool() {
     let demo = DemoStack::start().await;
     let server = connected(&demo, &demo.act_key_file, "1").await;
     demo.control("jobs/hold").await;
-    let (_, started) = rehearse_and_act(&server, "rehearse_update", "update", json!({})).await;
+    let started = rehearse_and_act(&server, "rehearse_update", "update", json!({})).await;
     assert_eq!(started.is_error, Some(false), "{}", text_of(&started));
     let framed = unframe(&text_of(&started));
     assert!(
@@ -358,7 +364,7 @@ async fn a_job_still_running_is_answered_later_by_the_job_tool() {
 async fn a_job_that_stops_says_why() {
     let demo = DemoStack::start().await;
     let server = connected(&demo, &demo.act_key_file, "10").await;
-    let (_, stopped) = rehearse_and_act(
+    let stopped = rehearse_and_act(
         &server,
         "rehearse_update",
         "update",
@@ -383,7 +389,12 @@ async fn invalid_arguments_are_refused_before_the_stack_naming_the_argument() {
     for (tool, arguments, said) in [
         (
             "restart",
-            json!({"offer": "lfo-x", "forms": "movies"}),
+            json!({"offer": "lfo-x", "services": ["sonarr"]}),
+            "The argument services is not one restart takes",
+        ),
+        (
+            "rehearse_restart",
+            json!({"forms": "movies"}),
             "The argument forms must be a list of strings",
         ),
         (

@@ -1,5 +1,6 @@
-//! The demo stack's actions: rehearsals that answer offers bound to the current state, actions
-//! that move it (so older offers go stale), and jobs that finish after a short while.
+//! The demo stack's actions: rehearsals that answer unguessable offers bound to the action and
+//! the current state, actions that move it (so older offers go stale), and jobs that finish
+//! after a short while.
 
 use std::collections::BTreeMap;
 use std::sync::Mutex;
@@ -41,6 +42,8 @@ pub struct Actions(Mutex<State>);
 struct State {
     /// Moves on with every action; an offer is bound to the generation it was made in.
     generation: u64,
+    /// The offers rehearsals made: each for its action, in the generation it was made in.
+    offers: BTreeMap<String, (&'static str, u64)>,
     last_move: Option<String>,
     downloads_paused: bool,
     updates_applied: u32,
@@ -88,6 +91,19 @@ const ACTIONS: [Action; 5] = [
         stale_code: "RATE-6",
     },
 ];
+
+/// 128 random bits as hex, as a real core's offers carry; a clock's worth if the system has no
+/// randomness to give, which the demo can live with.
+fn random_hex() -> String {
+    let mut bytes = [0u8; 16];
+    if getrandom::fill(&mut bytes).is_err() {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |since| since.as_nanos());
+        bytes = nanos.to_le_bytes();
+    }
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
 
 pub fn is_key_callable(name: &str) -> bool {
     ACTIONS.iter().any(|action| action.name == name)
@@ -158,7 +174,9 @@ impl Actions {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         if rehearse && action.rehearsal {
-            let offer = format!("lfo-{}-{}", action.name, state.generation);
+            let offer = format!("lfo-{}", random_hex());
+            let made_in = state.generation;
+            state.offers.insert(offer.clone(), (action.name, made_in));
             let report = state.rehearse(action.name, body);
             let mut data = json!({ "action": action.name, "rehearsed": true, "offer": offer });
             if let (Some(data), Value::Object(report)) = (data.as_object_mut(), report) {
@@ -170,10 +188,11 @@ impl Actions {
                 data,
             };
         }
-        // An action that comes with an offer must come with the offer of the state as it is now.
+        // An action that comes with an offer must come with one made for it in the state as it
+        // is now.
         if let Some(offer) = body.get("offer").and_then(Value::as_str) {
-            let current = format!("lfo-{}-{}", action.name, state.generation);
-            if offer != current {
+            let current = state.offers.get(offer) == Some(&(action.name, state.generation));
+            if !current {
                 let moved = state
                     .last_move
                     .clone()
@@ -228,6 +247,8 @@ impl State {
     fn moved(&mut self, what: String) {
         self.generation += 1;
         self.last_move = Some(what);
+        // Every offer made before is stale now; none is kept.
+        self.offers.clear();
     }
 
     fn rehearse(&self, action: &str, body: &Map<String, Value>) -> Value {
@@ -395,9 +416,17 @@ mod tests {
         let actions = Actions::default();
         let offer = offer_of(actions.act("downloads-pause", &body(json!({"dry_run": true}))));
         assert!(!actions.downloads_paused(), "a rehearsal changes nothing");
-        assert_eq!(
+        assert_ne!(
             offer,
-            offer_of(actions.act("downloads-pause", &body(json!({"dry_run": true}))))
+            offer_of(actions.act("downloads-pause", &body(json!({"dry_run": true})))),
+            "offers cannot be guessed from one another"
+        );
+        assert!(
+            matches!(
+                actions.act("downloads-resume", &body(json!({"offer": offer}))),
+                Acted::Refused { status: 400, .. }
+            ),
+            "an offer acts only for the action it was made for"
         );
         assert!(matches!(
             actions.act("downloads-pause", &body(json!({"offer": offer}))),

@@ -41,10 +41,14 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
         Some((scope, admitted)) => (Some(scope), admitted),
         None => (None, false),
     };
+    let body = axum::body::to_bytes(request.into_body(), BODY_LIMIT)
+        .await
+        .unwrap_or_default();
     demo.requests.record(Received {
         method: method.to_string(),
         path: path.clone(),
         query: query.clone(),
+        body: serde_json::from_slice(&body).ok(),
         scope: scope.as_ref().map(Scope::label),
         admitted,
     });
@@ -75,17 +79,12 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
         (Method::GET, "/api/capabilities") => {
             envelope(StatusCode::OK, "capabilities", capabilities(&demo, &scope))
         }
-        (Method::POST, action) if action.starts_with("/api/actions/") => {
-            let body = axum::body::to_bytes(request.into_body(), BODY_LIMIT)
-                .await
-                .unwrap_or_default();
-            act(
-                &demo,
-                &scope,
-                action.trim_start_matches("/api/actions/"),
-                &body,
-            )
-        }
+        (Method::POST, action) if action.starts_with("/api/actions/") => act(
+            &demo,
+            &scope,
+            action.trim_start_matches("/api/actions/"),
+            &body,
+        ),
         (Method::GET, job) if job.starts_with("/api/jobs/") => {
             match state_for(&demo, &scope, "/api/jobs/{job}") {
                 "unpermitted" => out_of_scope(),

@@ -9,6 +9,8 @@ pub struct Received {
     pub method: String,
     pub path: String,
     pub query: Option<String>,
+    /// An action's JSON body, as the stack received it.
+    pub body: Option<serde_json::Value>,
     /// The scope of the key the request carried, or null when it carried none the stack knows.
     pub scope: Option<String>,
     /// Whether that key was admitted (false once it is revoked).

@@ -2,7 +2,7 @@
 //! `Host`, an allowed `Origin` if any, a protocol version this server speaks, a body within the
 //! cap, and an integration key as its bearer. Each refusal is a clear JSON answer.
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
@@ -112,11 +112,28 @@ impl Checks {
         }
     }
 
-    pub fn check(&self, headers: &HeaderMap) -> Result<(), Refused> {
+    pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Refused> {
+        if headers.get_all(header::HOST).iter().count() > 1 {
+            return Err(Refused::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "The request names more than one Host.",
+            ));
+        }
         let host = headers
             .get(header::HOST)
             .and_then(|value| value.to_str().ok())
             .map(host_of);
+        // A target in absolute form names a host of its own, which must be the one in Host.
+        if let Some(authority) = uri.authority()
+            && host.as_deref() != Some(host_of(authority.as_str()).as_str())
+        {
+            return Err(Refused::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "The request's target names another host than its Host header.",
+            ));
+        }
         match host {
             None => {
                 return Err(Refused::new(
@@ -176,13 +193,31 @@ impl Checks {
     }
 }
 
+fn challenge(error: Option<&str>) -> String {
+    match error {
+        Some(error) => format!("Bearer realm=\"lemonfiber-mcp\", error=\"{error}\""),
+        None => "Bearer realm=\"lemonfiber-mcp\"".to_owned(),
+    }
+}
+
+impl Refused {
+    /// The stack refused this key: it is never sent again, and a new one is needed (F13-R9).
+    pub fn key_refused() -> Refused {
+        Refused {
+            challenge: Some(challenge(Some("invalid_token"))),
+            ..Refused::new(
+                StatusCode::UNAUTHORIZED,
+                "invalid_token",
+                "The stack refused this key: it is wrong, revoked, or unknown to the stack. It will not be sent to \
+                 the stack again; a new key is needed.",
+            )
+        }
+    }
+}
+
 /// The key a request carries as `Authorization: Bearer <integration key>` (F13-R8). A refusal
 /// never repeats what was sent.
 pub fn bearer(headers: &HeaderMap) -> Result<Key, Refused> {
-    let challenge = |error: Option<&str>| match error {
-        Some(error) => format!("Bearer realm=\"lemonfiber-mcp\", error=\"{error}\""),
-        None => "Bearer realm=\"lemonfiber-mcp\"".to_owned(),
-    };
     let Some(value) = headers.get(header::AUTHORIZATION) else {
         let description = "Every request needs Authorization: Bearer <integration key>.";
         return Err(Refused {
@@ -224,6 +259,10 @@ mod tests {
         result.err().map(|refused| refused.status)
     }
 
+    fn origin_form() -> Uri {
+        Uri::from_static("/mcp")
+    }
+
     #[test]
     fn host_and_origin_must_be_served_ones() {
         let checks = Checks::new(
@@ -232,26 +271,31 @@ mod tests {
             8443,
         );
         assert_eq!(
-            status(checks.check(&headers(&[("host", "127.0.0.1:8443")]))),
+            status(checks.check(&origin_form(), &headers(&[("host", "127.0.0.1:8443")]))),
             None
         );
         assert_eq!(
-            status(checks.check(&headers(&[("host", "[::1]:8443")]))),
+            status(checks.check(&origin_form(), &headers(&[("host", "[::1]:8443")]))),
             None
         );
         assert_eq!(
-            status(checks.check(&headers(&[("host", "LOCALHOST")]))),
+            status(checks.check(&origin_form(), &headers(&[("host", "LOCALHOST")]))),
             None
         );
         assert_eq!(
-            status(checks.check(&headers(&[("host", "evil.example")]))),
+            status(checks.check(&origin_form(), &headers(&[("host", "evil.example")]))),
             Some(StatusCode::FORBIDDEN)
         );
         assert_eq!(
-            status(checks.check(&headers(&[]))),
+            status(checks.check(&origin_form(), &headers(&[]))),
             Some(StatusCode::BAD_REQUEST)
         );
-        let from = |origin| checks.check(&headers(&[("host", "localhost"), ("origin", origin)]));
+        let from = |origin| {
+            checks.check(
+                &origin_form(),
+                &headers(&[("host", "localhost"), ("origin", origin)]),
+            )
+        };
         assert_eq!(status(from("https://localhost:8443")), None);
         assert_eq!(
             status(from("https://evil.example")),
@@ -261,9 +305,33 @@ mod tests {
     }
 
     #[test]
+    fn two_hosts_or_a_target_naming_another_host_are_refused() {
+        let checks = Checks::new(&["localhost".into(), "127.0.0.1".into()], None, 8443);
+        let mut two = headers(&[("host", "localhost:8443")]);
+        two.append(header::HOST, HeaderValue::from_static("evil.example"));
+        assert_eq!(
+            status(checks.check(&origin_form(), &two)),
+            Some(StatusCode::BAD_REQUEST)
+        );
+        let one = headers(&[("host", "localhost:8443")]);
+        let elsewhere = Uri::from_static("https://evil.example/mcp");
+        assert_eq!(
+            status(checks.check(&elsewhere, &one)),
+            Some(StatusCode::BAD_REQUEST)
+        );
+        let same = Uri::from_static("https://localhost:8443/mcp");
+        assert_eq!(status(checks.check(&same, &one)), None);
+    }
+
+    #[test]
     fn protocol_version_and_body_size_are_checked() {
         let checks = Checks::new(&["localhost".into()], None, 443);
-        let with = |name, value| checks.check(&headers(&[("host", "localhost"), (name, value)]));
+        let with = |name, value| {
+            checks.check(
+                &origin_form(),
+                &headers(&[("host", "localhost"), (name, value)]),
+            )
+        };
         assert_eq!(status(with("mcp-protocol-version", "2025-11-25")), None);
         assert_eq!(
             status(with("mcp-protocol-version", "1999-01-01")),

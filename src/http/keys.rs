@@ -1,60 +1,52 @@
-//! Each key's own MCP service in the HTTP mode: its sessions (bound to the key that opened them,
-//! since no other key's requests reach them), its standing with the stack, and its limits. Kept
-//! under the key's digest, for a bounded number of keys.
+//! The keys the HTTP mode serves. Nothing lasting is kept for a key until the stack has accepted
+//! it (its capabilities read answered): before that there is one short check per key, shared by
+//! every request that brings the key meanwhile, and a refusal is remembered apart. An accepted
+//! key gets its own MCP service: its sessions (bound to it, since no other key's requests reach
+//! them), its standing with the stack, and its limits. Kept under the key's digest, for a bounded
+//! number of keys.
 
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use rmcp::transport::streamable_http_server::session::SessionManager;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, StreamableHttpService};
-use tokio::sync::{OwnedSemaphorePermit, Semaphore};
+use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
+use super::limits::Bucket;
+use super::refused::RefusedKeys;
+use super::sessions::{KeySessions, Permits};
 use crate::by_digest::ByDigest;
 use crate::config::Limits;
-use crate::server::{LemonfiberServer, Via};
+use crate::server::{Common, LemonfiberServer, Via};
 use crate::stack::credential::Key;
-use crate::stack::{SetupError, Stack, StackAddress};
-use crate::standing::Standings;
+use crate::stack::{Failure, Stack, StackAddress};
+use crate::standing::{self, SharedStanding};
 
-/// The most keys whose services are kept at once; past it, the one used longest ago is let go
-/// and its sessions end.
+/// The most accepted keys whose services are kept at once; past it, the one used longest ago is
+/// let go and its sessions end.
 const KEYS_KEPT: usize = 1024;
 /// A session no request has touched for this long is closed.
 const SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 
 pub struct KeyService {
-    pub service: StreamableHttpService<LemonfiberServer, LocalSessionManager>,
-    sessions: Arc<LocalSessionManager>,
+    pub service: StreamableHttpService<LemonfiberServer, KeySessions>,
+    sessions: Arc<KeySessions>,
+    standing: SharedStanding,
     ends: CancellationToken,
     rate: Mutex<Bucket>,
     at_once: Arc<Semaphore>,
-}
-
-/// Requests a key may still make: refilled evenly over each minute.
-struct Bucket {
-    tokens: f64,
-    refilled: Instant,
+    session_permits: Arc<Semaphore>,
 }
 
 impl KeyService {
     /// Takes one request from the key's allowance, or says how many seconds until there is one.
     pub fn admit(&self, per_minute: u64) -> Result<(), u64> {
-        let Ok(mut bucket) = self.rate.lock() else {
-            return Err(1);
-        };
-        let per_second = per_minute as f64 / 60.0;
-        let now = Instant::now();
-        bucket.tokens = (bucket.tokens
-            + now.duration_since(bucket.refilled).as_secs_f64() * per_second)
-            .min(per_minute as f64);
-        bucket.refilled = now;
-        if bucket.tokens >= 1.0 {
-            bucket.tokens -= 1.0;
-            Ok(())
-        } else {
-            Err(((1.0 - bucket.tokens) / per_second).ceil().max(1.0) as u64)
+        match self.rate.lock() {
+            Ok(mut bucket) => bucket.take(per_minute),
+            Err(_) => Err(1),
         }
     }
 
@@ -63,22 +55,51 @@ impl KeyService {
         self.at_once.clone().try_acquire_owned().ok()
     }
 
-    pub async fn open_sessions(&self) -> usize {
-        self.sessions.sessions.read().await.len()
+    /// One of the sessions the key may hold, if one is free.
+    pub fn session_permit(&self) -> Option<OwnedSemaphorePermit> {
+        self.session_permits.clone().try_acquire_owned().ok()
     }
 
-    pub async fn close_session(&self, id: &str) {
-        let _ = self.sessions.close_session(&id.into()).await;
+    pub async fn has_session(&self, id: &str) -> bool {
+        self.sessions.has_session(&id.into()).await.unwrap_or(false)
+    }
+
+    fn is_refused(&self) -> bool {
+        self.standing
+            .try_lock()
+            .is_ok_and(|standing| standing.is_refused())
     }
 }
 
-/// What every key's service is made with, and each key's service, by digest.
+/// What became of a key brought to the server.
+pub enum Admission {
+    Accepted(Arc<KeyService>),
+    /// The stack refused it, now or before; it is not sent again.
+    Refused,
+    /// The stack is turning requests away; try again after this many seconds.
+    Throttled(Option<u64>),
+    /// The stack could not be asked.
+    Unreachable,
+}
+
+/// The outcome of the one check a new key gets, shared by every request that waits on it.
+#[derive(Clone)]
+enum Checked {
+    Accepted(Arc<KeyService>),
+    Refused,
+    Throttled(Option<u64>),
+    Unreachable,
+}
+
+/// Every accepted key's service, the refused keys, and what a key's service is made with.
 pub struct KeyServices {
-    by_digest: ByDigest<KeyService>,
-    standings: Standings,
+    accepted: ByDigest<KeyService>,
+    refused: RefusedKeys,
+    checking: Mutex<HashMap<[u8; 32], Arc<OnceCell<Checked>>>>,
+    sessions: Arc<Semaphore>,
     stack: StackAddress,
     names: Vec<String>,
-    job_wait: Duration,
+    common: Arc<Common>,
     limits: Limits,
     ends: CancellationToken,
 }
@@ -87,16 +108,20 @@ impl KeyServices {
     pub fn new(
         stack: StackAddress,
         names: Vec<String>,
-        job_wait: Duration,
+        common: Arc<Common>,
         limits: Limits,
         ends: CancellationToken,
     ) -> KeyServices {
         KeyServices {
-            by_digest: ByDigest::new(KEYS_KEPT),
-            standings: Standings::new(KEYS_KEPT),
+            accepted: ByDigest::new(KEYS_KEPT),
+            refused: RefusedKeys::default(),
+            checking: Mutex::new(HashMap::new()),
+            sessions: Arc::new(Semaphore::new(
+                usize::try_from(limits.sessions).unwrap_or(usize::MAX),
+            )),
             stack,
             names,
-            job_wait,
+            common,
             limits,
             ends,
         }
@@ -106,64 +131,152 @@ impl KeyServices {
         self.limits
     }
 
-    /// The key's service, made on its first request. The key goes to the stack in this key's
-    /// requests only. A service let go to make room ends its sessions.
-    pub fn of(&self, key: Key) -> Result<Arc<KeyService>, SetupError> {
+    /// A key already known: its service, or its refusal. `None` for a key the server has not
+    /// yet asked the stack about.
+    pub fn known(&self, key: &Key) -> Option<Admission> {
         let digest = key.digest();
-        let (service, evicted) = self
-            .by_digest
-            .get_or_make(digest, || self.make(digest, key))?;
-        if let Some(evicted) = evicted {
-            evicted.ends.cancel();
+        if self.refused.contains(&digest) {
+            return Some(Admission::Refused);
         }
-        Ok(service)
+        let service = self.accepted.get(&digest)?;
+        // The stack refused a key it had accepted: remembered apart, so it stays refused
+        // whatever is let go later. Its sessions go on, and every tool says it was refused.
+        if service.is_refused() {
+            self.refused.revoked(digest);
+        }
+        Some(Admission::Accepted(service))
     }
 
-    fn make(&self, digest: [u8; 32], key: Key) -> Result<KeyService, SetupError> {
-        let standing = self.standings.of(digest);
-        let stack = Arc::new(Stack::new(&self.stack, key)?);
-        let job_wait = self.job_wait;
-        let mut sessions = LocalSessionManager::default();
-        sessions.session_config.keep_alive = Some(SESSION_IDLE);
-        let sessions = Arc::new(sessions);
+    /// Asks the stack about a key the server has not seen: once, however many requests bring
+    /// it meanwhile. Only an accepted key is kept; a refused one is remembered as refused.
+    pub async fn check(&self, key: Key) -> Admission {
+        let digest = key.digest();
+        let cell = {
+            let mut checking = match self.checking.lock() {
+                Ok(checking) => checking,
+                Err(poisoned) => poisoned.into_inner(),
+            };
+            checking.entry(digest).or_default().clone()
+        };
+        let _forget = Forget {
+            checking: &self.checking,
+            digest,
+            cell: cell.clone(),
+        };
+        let checked = cell.get_or_init(|| self.ask_the_stack(key)).await.clone();
+        match checked {
+            Checked::Accepted(service) => Admission::Accepted(service),
+            Checked::Refused => Admission::Refused,
+            Checked::Throttled(seconds) => Admission::Throttled(seconds),
+            Checked::Unreachable => Admission::Unreachable,
+        }
+    }
+
+    async fn ask_the_stack(&self, key: Key) -> Checked {
+        let digest = key.digest();
+        let stack = match Stack::new(&self.stack, key, self.common.conduct.answers) {
+            Ok(stack) => stack,
+            Err(error) => {
+                tracing::warn!(%error, "a key's connection to the stack could not be made");
+                return Checked::Unreachable;
+            }
+        };
+        match stack.capabilities().await {
+            Ok(capabilities) => {
+                let service = self.make(stack, standing::shared(Some(capabilities)));
+                let (service, evicted) = self.accepted.insert(digest, service);
+                if let Some(evicted) = evicted {
+                    evicted.ends.cancel();
+                }
+                Checked::Accepted(service)
+            }
+            Err(Failure::Refused(refusal)) if standing::refuses_the_key(&refusal) => {
+                self.refused.unknown(digest);
+                Checked::Refused
+            }
+            Err(Failure::Refused(refusal)) if refusal.status == 429 => {
+                Checked::Throttled(refusal.retry_after_seconds)
+            }
+            Err(_) => Checked::Unreachable,
+        }
+    }
+
+    fn make(&self, stack: Stack, standing: SharedStanding) -> KeyService {
+        let stack = Arc::new(stack);
+        let mut local = LocalSessionManager::default();
+        local.session_config.keep_alive = Some(SESSION_IDLE);
+        let sessions = Arc::new(KeySessions::new(local));
         let ends = self.ends.child_token();
         let config = StreamableHttpServerConfig::default()
             .with_allowed_hosts(self.names.clone())
             .with_cancellation_token(ends.clone());
+        let common = self.common.clone();
+        let for_sessions = standing.clone();
         let service = StreamableHttpService::new(
             move || {
                 Ok(LemonfiberServer::new(
                     stack.clone(),
-                    standing.clone(),
-                    job_wait,
+                    for_sessions.clone(),
+                    common.clone(),
                     Via::Http,
                 ))
             },
             sessions.clone(),
             config,
         );
-        let at_once = Arc::new(Semaphore::new(
-            usize::try_from(self.limits.at_once).unwrap_or(usize::MAX),
-        ));
-        let rate = Mutex::new(Bucket {
-            tokens: self.limits.per_minute as f64,
-            refilled: Instant::now(),
-        });
-        Ok(KeyService {
+        let count = |limit: u64| usize::try_from(limit).unwrap_or(usize::MAX);
+        KeyService {
             service,
             sessions,
+            standing,
             ends,
-            rate,
-            at_once,
-        })
+            rate: Mutex::new(Bucket::full(self.limits.per_minute)),
+            at_once: Arc::new(Semaphore::new(count(self.limits.at_once))),
+            session_permits: Arc::new(Semaphore::new(count(self.limits.key_sessions))),
+        }
     }
 
-    /// Sessions open now, over every key.
-    pub async fn open_sessions(&self) -> usize {
-        let mut open = 0;
-        for service in self.by_digest.values() {
-            open += service.open_sessions().await;
-        }
-        open
+    /// The permits a new session of `service` would hold, if both the server's cap and the
+    /// key's leave one; `Err` says which is full.
+    pub fn session_permits(&self, service: &KeyService) -> Result<Permits, SessionsFull> {
+        let key = service.session_permit().ok_or(SessionsFull::Key)?;
+        let server = self
+            .sessions
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| SessionsFull::Server)?;
+        Ok(Permits::new(server, key))
     }
+}
+
+/// Lets a key's check go once its requests are done with it, answered or abandoned, so that a
+/// check is never kept beyond the requests waiting on it.
+struct Forget<'a> {
+    checking: &'a Mutex<HashMap<[u8; 32], Arc<OnceCell<Checked>>>>,
+    digest: [u8; 32],
+    cell: Arc<OnceCell<Checked>>,
+}
+
+impl Drop for Forget<'_> {
+    fn drop(&mut self) {
+        let mut checking = match self.checking.lock() {
+            Ok(checking) => checking,
+            Err(poisoned) => poisoned.into_inner(),
+        };
+        // An answered check is done with; an abandoned one goes with the last request holding
+        // it (held besides by the map and by that request's own handle).
+        let done = |kept: &Arc<OnceCell<Checked>>| {
+            Arc::ptr_eq(kept, &self.cell) && (kept.initialized() || Arc::strong_count(kept) <= 3)
+        };
+        if checking.get(&self.digest).is_some_and(done) {
+            checking.remove(&self.digest);
+        }
+    }
+}
+
+/// Which cap left no room for another session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SessionsFull {
+    Server,
+    Key,
 }

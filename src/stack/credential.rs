@@ -68,7 +68,16 @@ impl Key {
         crate::redact::withhold(&self.0);
     }
 
-    fn expose(&self) -> &str {
+    /// The key, and its hex part on its own, as secrets to withhold from what this key's calls
+    /// hand over.
+    pub fn withheld(&self) -> crate::redact::Secrets {
+        let mut secrets = crate::redact::Secrets::default();
+        secrets.add(&self.0);
+        secrets
+    }
+
+    /// The key's text, for the one header it travels in.
+    pub(super) fn expose(&self) -> &str {
         &self.0
     }
 }
@@ -76,29 +85,6 @@ impl Key {
 impl fmt::Debug for Key {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("Key(withheld)")
-    }
-}
-
-/// What the generated SDK carries as its inner value: the key its requests are sent with.
-#[derive(Clone, Debug)]
-pub struct Credential {
-    key: Option<Key>,
-}
-
-impl Credential {
-    pub fn with_key(key: Key) -> Credential {
-        Credential { key: Some(key) }
-    }
-}
-
-/// The SDK's pre-hook: puts the key in its header, marked sensitive so no HTTP layer logs it.
-pub fn attach(credential: &Credential, request: &mut reqwest::Request) {
-    let Some(key) = &credential.key else { return };
-    // A parsed key is ASCII hex, so this cannot fail; if it did, the request goes without a key
-    // and the stack refuses it, which is safe.
-    if let Ok(mut value) = reqwest::header::HeaderValue::from_str(key.expose()) {
-        value.set_sensitive(true);
-        request.headers_mut().insert(TOKEN_HEADER, value);
     }
 }
 
@@ -133,20 +119,8 @@ mod tests {
     fn debug_and_errors_never_show_the_key() {
         let key = Key::parse(GOOD).expect("a good key");
         assert!(!format!("{key:?}").contains("0123456789abcdef"));
-        assert!(!format!("{:?}", Credential::with_key(key)).contains("0123456789abcdef"));
+        assert!(!format!("{:?}", key.withheld()).contains("0123456789abcdef"));
         let error = Key::parse("lfk_not-hex-at-all-but-secretish").expect_err("not a key");
         assert!(!error.to_string().contains("secretish"));
-    }
-
-    #[test]
-    fn attach_sets_a_sensitive_token_header() {
-        let credential = Credential::with_key(Key::parse(GOOD).expect("a good key"));
-        let url = reqwest::Url::parse("https://127.0.0.1/api/status").expect("a url");
-        let mut request = reqwest::Request::new(reqwest::Method::GET, url);
-        attach(&credential, &mut request);
-        let value = request.headers().get(TOKEN_HEADER).expect("the header");
-        assert!(value.is_sensitive());
-        assert_eq!(value.to_str().ok(), Some(GOOD));
-        assert!(!request.url().as_str().contains("lfk_"));
     }
 }

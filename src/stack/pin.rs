@@ -78,24 +78,18 @@ impl fmt::Display for PinMismatch {
 
 impl std::error::Error for PinMismatch {}
 
-/// What the verifier trusts: exactly the pinned certificate, or (on loopback only, where the
-/// configuration allows no pin) whatever certificate the local stack shows.
-#[derive(Debug, Clone, Copy)]
-pub enum Trust {
-    Pinned(Pin),
-    Loopback,
-}
-
+/// Trusts exactly the pinned certificate, wherever the stack is: a process on the same machine
+/// could answer in the stack's place as well as one anywhere else.
 #[derive(Debug)]
 pub struct PinVerifier {
-    trust: Trust,
+    pin: Pin,
     algorithms: WebPkiSupportedAlgorithms,
 }
 
 impl PinVerifier {
-    pub fn new(trust: Trust, provider: &CryptoProvider) -> PinVerifier {
+    pub fn new(pin: Pin, provider: &CryptoProvider) -> PinVerifier {
         PinVerifier {
-            trust,
+            pin,
             algorithms: provider.signature_verification_algorithms,
         }
     }
@@ -110,14 +104,12 @@ impl ServerCertVerifier for PinVerifier {
         _ocsp_response: &[u8],
         _now: UnixTime,
     ) -> Result<ServerCertVerified, rustls::Error> {
-        match self.trust {
-            Trust::Loopback => Ok(ServerCertVerified::assertion()),
-            Trust::Pinned(pin) if Pin::of_certificate(end_entity) == pin => {
-                Ok(ServerCertVerified::assertion())
-            }
-            Trust::Pinned(_) => Err(rustls::Error::InvalidCertificate(CertificateError::Other(
+        if Pin::of_certificate(end_entity) == self.pin {
+            Ok(ServerCertVerified::assertion())
+        } else {
+            Err(rustls::Error::InvalidCertificate(CertificateError::Other(
                 OtherError(Arc::new(PinMismatch)),
-            ))),
+            )))
         }
     }
 

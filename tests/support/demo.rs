@@ -15,7 +15,7 @@ pub const BINARY: &str = env!("CARGO_BIN_EXE_lemonfiber-mcp");
 const START_LIMIT: Duration = Duration::from_secs(30);
 
 pub struct DemoStack {
-    _child: Child,
+    child: Child,
     pub address: String,
     pub pin: String,
     pub read_key_file: String,
@@ -68,13 +68,19 @@ impl DemoStack {
             control: text("/control"),
             mcp_url: text("/mcp_url"),
             mcp_pin: text("/mcp_pin"),
-            _child: child,
+            child,
         }
     }
 
-    /// Stops the demo stack and waits until it has gone.
-    pub async fn stop(mut self) {
-        let _ = self._child.kill().await;
+    /// Stops the demo stack as a person would (SIGTERM), so it removes its keys, and waits
+    /// until it has gone.
+    pub async fn stop(self) {
+        drop(self);
+    }
+
+    /// The demo's process, to signal.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.id()
     }
 
     pub fn key(&self, file: &str) -> String {
@@ -124,4 +130,27 @@ impl DemoStack {
             .map(|line| serde_json::from_str(line).expect("each line is JSON"))
             .collect()
     }
+}
+
+impl Drop for DemoStack {
+    fn drop(&mut self) {
+        stop_gracefully(&mut self.child);
+    }
+}
+
+/// Asks a child to stop (SIGTERM) and waits a bounded time for it to go; only then kills it.
+pub fn stop_gracefully(child: &mut Child) {
+    let Some(pid) = child.id() else {
+        return;
+    };
+    let _ = std::process::Command::new("kill")
+        .args(["-TERM", &pid.to_string()])
+        .status();
+    for _ in 0..100 {
+        if matches!(child.try_wait(), Ok(Some(_))) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let _ = child.start_kill();
 }

@@ -24,6 +24,8 @@ pub struct Stdio {
     pub client: RunningService<RoleClient, Watcher>,
     pub watcher: Watcher,
     stderr: Arc<Mutex<String>>,
+    /// The server's process, to measure.
+    pub pid: u32,
 }
 
 /// The client's side of the session: counts the server's notices that its tools changed.
@@ -72,7 +74,7 @@ impl Stdio {
         command
             .arg("stdio")
             .env_clear()
-            .env("LEMONFIBER_LOG", "debug");
+            .env("LEMONFIBER_LOG", "trace");
         for (name, value) in env {
             command.env(name, value);
         }
@@ -80,6 +82,7 @@ impl Stdio {
             .stderr(std::process::Stdio::piped())
             .spawn()
             .expect("the stdio server starts");
+        let pid = transport.id().expect("the server runs");
         let stderr = Arc::new(Mutex::new(String::new()));
         if let Some(mut pipe) = stderr_pipe {
             let sink = stderr.clone();
@@ -105,6 +108,7 @@ impl Stdio {
             client,
             watcher,
             stderr,
+            pid,
         }
     }
 
@@ -121,6 +125,16 @@ impl Stdio {
 
     pub fn stderr(&self) -> String {
         self.stderr.lock().expect("stderr buffer").clone()
+    }
+
+    /// Reads a resource, answering what the server said.
+    pub async fn read(
+        &self,
+        uri: &str,
+    ) -> Result<rmcp::model::ReadResourceResult, rmcp::ServiceError> {
+        self.client
+            .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
+            .await
     }
 }
 
@@ -188,4 +202,17 @@ pub fn unframe(text: &str) -> Framed {
         boundary,
         data,
     }
+}
+
+/// Resident memory of a process, in KiB: now (`VmRSS`) and at its peak so far (`VmHWM`).
+pub fn resident_kib(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|line| line.strip_prefix(name))
+            .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+            .expect(name)
+    };
+    (field("VmRSS:"), field("VmHWM:"))
 }

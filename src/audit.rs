@@ -1,0 +1,128 @@
+//! One audit line for every tool call and resource read: when, which key (the first 8 hex of its
+//! digest), its scope, what was called, what the server decided, what the stack answered and how
+//! long it took. Never the arguments, an offer or an answer. JSON, one object a line, on stderr
+//! or appended to the file `LEMONFIBER_AUDIT` names.
+
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::{Mutex, OnceLock};
+use std::time::{Duration, SystemTime};
+
+use serde_json::json;
+
+/// What the server decided about a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Decision {
+    /// Sent to the stack (whether or not it answered).
+    Sent,
+    /// Refused before anything was sent, and why, in a word of the server's.
+    RefusedBeforeStack(&'static str),
+    /// Not offered to this key.
+    NotOffered,
+}
+
+/// What one call came to, for its audit line.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry<'a> {
+    pub key_digest: &'a [u8; 32],
+    pub scope: Option<&'a str>,
+    /// `tool` for a tool call, `resource` for a resource read.
+    pub event: &'static str,
+    pub tool: &'a str,
+    pub decision: Decision,
+    pub status: Option<u16>,
+    pub took: Duration,
+}
+
+enum Sink {
+    Stderr,
+    File(Mutex<File>),
+}
+
+static SINK: OnceLock<Sink> = OnceLock::new();
+
+/// Sends audit lines to `file` (appended, readable by its owner only) from now on; without one,
+/// they go to stderr.
+pub fn write_to(file: Option<&Path>) -> std::io::Result<()> {
+    let sink = match file {
+        None => Sink::Stderr,
+        Some(path) => Sink::File(Mutex::new(
+            std::fs::OpenOptions::new()
+                .append(true)
+                .create(true)
+                .mode(0o600)
+                .open(path)?,
+        )),
+    };
+    // Set once at start; a second call (the demo beside a server) keeps the first.
+    let _ = SINK.set(sink);
+    Ok(())
+}
+
+pub fn record(entry: &Entry<'_>) {
+    let mut line = line(entry, SystemTime::now());
+    line.push('\n');
+    match SINK.get().unwrap_or(&Sink::Stderr) {
+        Sink::Stderr => {
+            let _ = std::io::stderr().write_all(line.as_bytes());
+        }
+        Sink::File(file) => {
+            if let Ok(mut file) = file.lock() {
+                let _ = file.write_all(line.as_bytes());
+            }
+        }
+    }
+}
+
+fn line(entry: &Entry<'_>, at: SystemTime) -> String {
+    let (decision, why) = match entry.decision {
+        Decision::Sent => ("sent", None),
+        Decision::RefusedBeforeStack(why) => ("refused-before-stack", Some(why)),
+        Decision::NotOffered => ("not-offered", None),
+    };
+    let key: String = entry.key_digest[..4]
+        .iter()
+        .map(|byte| format!("{byte:02x}"))
+        .collect();
+    json!({
+        "audit": entry.event,
+        "time": humantime::format_rfc3339_millis(at).to_string(),
+        "key": key,
+        "scope": entry.scope,
+        "tool": entry.tool,
+        "decision": decision,
+        "why": why,
+        "status": entry.status,
+        "ms": entry.took.as_millis() as u64,
+    })
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_line_says_who_what_and_how_it_went_and_nothing_else() {
+        let digest = [0xab; 32];
+        let entry = Entry {
+            key_digest: &digest,
+            scope: Some("act"),
+            event: "tool",
+            tool: "restart",
+            decision: Decision::RefusedBeforeStack("offer-expired"),
+            status: None,
+            took: Duration::from_millis(3),
+        };
+        let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_000_000);
+        let line: serde_json::Value = serde_json::from_str(&line(&entry, at)).expect("json");
+        assert_eq!(
+            line,
+            json!({"audit": "tool", "time": "2025-11-24T16:00:00.000Z", "key": "abababab",
+                   "scope": "act", "tool": "restart", "decision": "refused-before-stack",
+                   "why": "offer-expired", "status": null, "ms": 3})
+        );
+    }
+}

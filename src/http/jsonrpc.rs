@@ -1,0 +1,191 @@
+//! What a POST body must be before MCP sees it: one JSON-RPC message. Anything else is answered
+//! as JSON-RPC says: not JSON is a parse error (-32700), a batch or a message that is not
+//! JSON-RPC is an invalid request (-32600), both with HTTP 400; a known method with parameters
+//! of the wrong shape is invalid params (-32602), never "method not found".
+
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use serde_json::{Value, json};
+
+pub const PARSE_ERROR: i64 = -32700;
+pub const INVALID_REQUEST: i64 = -32600;
+pub const INVALID_PARAMS: i64 = -32602;
+
+/// The methods a client may ask of a server whose parameters have a shape the protocol sets.
+const KNOWN_METHODS: [&str; 21] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/directory/read",
+    "subscriptions/listen",
+    "tools/call",
+    "tools/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "skills/list",
+    "skills/get",
+];
+
+/// A body that is one JSON-RPC message: what the server needs to know of it before MCP reads it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Message {
+    /// Whether it is an `initialize` request, which opens a session.
+    pub initializes: bool,
+}
+
+/// Why a body is not one message MCP can take: the JSON-RPC error it is answered with.
+#[derive(Debug)]
+pub struct NotOneMessage {
+    status: StatusCode,
+    id: Value,
+    code: i64,
+    message: &'static str,
+}
+
+impl IntoResponse for NotOneMessage {
+    fn into_response(self) -> Response {
+        let body = json!({"jsonrpc": "2.0", "id": self.id, "error": {"code": self.code, "message": self.message}});
+        (
+            self.status,
+            [(header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response()
+    }
+}
+
+/// The message a body is, or why it is none.
+pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
+    let Ok(value) = serde_json::from_slice::<Value>(body) else {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            PARSE_ERROR,
+            "Parse error: the body is not JSON.",
+        );
+    };
+    if value.is_array() {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: batches are not served; send one message per request.",
+        );
+    }
+    let id = value
+        .get("id")
+        .filter(|id| id.is_string() || id.is_number())
+        .cloned()
+        .unwrap_or(Value::Null);
+    let method = value
+        .get("method")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    match serde_json::from_value::<ClientJsonRpcMessage>(value) {
+        Ok(ClientJsonRpcMessage::Request(request))
+            if matches!(request.request, ClientRequest::CustomRequest(_))
+                && method
+                    .as_deref()
+                    .is_some_and(|method| KNOWN_METHODS.contains(&method)) =>
+        {
+            refused(
+                StatusCode::OK,
+                id,
+                INVALID_PARAMS,
+                "Invalid params: the parameters are not of the shape this method takes.",
+            )
+        }
+        Ok(ClientJsonRpcMessage::Request(request)) => Ok(Message {
+            initializes: matches!(request.request, ClientRequest::InitializeRequest(_)),
+        }),
+        Ok(_) => Ok(Message { initializes: false }),
+        Err(_) => refused(
+            StatusCode::BAD_REQUEST,
+            id,
+            INVALID_REQUEST,
+            "Invalid Request: the body is not a JSON-RPC 2.0 message.",
+        ),
+    }
+}
+
+fn refused(
+    status: StatusCode,
+    id: Value,
+    code: i64,
+    message: &'static str,
+) -> Result<Message, NotOneMessage> {
+    Err(NotOneMessage {
+        status,
+        id,
+        code,
+        message,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn answer(body: &str) -> (StatusCode, Value) {
+        let Err(refused) = check(body.as_bytes()) else {
+            panic!("{body} was taken")
+        };
+        let response = refused.into_response();
+        let status = response.status();
+        let bytes = axum::body::to_bytes(response.into_body(), 4096)
+            .await
+            .expect("body");
+        (status, serde_json::from_slice(&bytes).expect("json"))
+    }
+
+    #[tokio::test]
+    async fn bodies_that_are_not_one_message_get_json_rpc_errors() {
+        let (status, body) = answer("{not json").await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["error"]["code"], PARSE_ERROR);
+        assert_eq!(body["id"], Value::Null);
+        let (status, body) = answer(r#"[{"jsonrpc":"2.0","id":1,"method":"ping"}]"#).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["error"]["code"], INVALID_REQUEST);
+        let (status, body) = answer(r#"{"hello": "world"}"#).await;
+        assert_eq!(status, StatusCode::BAD_REQUEST);
+        assert_eq!(body["error"]["code"], INVALID_REQUEST);
+    }
+
+    #[tokio::test]
+    async fn arguments_of_the_wrong_type_are_invalid_params() {
+        let (status, body) = answer(
+            r#"{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"read_status","arguments":"all"}}"#,
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK);
+        assert_eq!(body["error"]["code"], INVALID_PARAMS);
+        assert_eq!(body["id"], 7);
+    }
+
+    #[test]
+    fn a_well_formed_message_passes() {
+        for body in [
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_status","arguments":{}}}"#,
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            r#"{"jsonrpc":"2.0","id":2,"method":"something/else","params":{}}"#,
+        ] {
+            assert_eq!(
+                check(body.as_bytes()).ok(),
+                Some(Message { initializes: false })
+            );
+            assert!(check(body.as_bytes()).is_ok(), "{body}");
+        }
+    }
+}

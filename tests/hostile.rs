@@ -1,0 +1,379 @@
+//! The real server against a stack that misbehaves as an attacker's would (tests/support/hostile):
+//! answers past every limit, floods of log lines, lying media types, the key echoed back, and
+//! every invisible character. What the server reads and hands over stays within its limits, says
+//! what it left out, names only media types of its own, withholds the key in every form, and
+//! lets no invisible character through. Its peak resident memory is measured and printed.
+
+#[path = "support/demo.rs"]
+mod demo;
+#[path = "support/hostile.rs"]
+mod hostile;
+#[path = "support/http_server.rs"]
+mod http_server;
+#[path = "support/https.rs"]
+mod https;
+#[path = "support/mcp.rs"]
+mod mcp;
+
+use base64::Engine as _;
+use hostile::{HostileStack, INVISIBLE};
+use http_server::{HttpServer, call};
+use https::messages;
+use mcp::{Stdio, resident_kib, text_of, unframe};
+use rmcp::model::{CallToolResult, ResourceContents};
+use serde_json::{Value, json};
+
+const KEY: &str = "lfk_0a1b2c3d4e5f60718293a4b5c6d7e8f9";
+const RESULT_LIMIT: usize = 48 * 1024;
+/// How much more than idle the server may hold while answering (the bound).
+const MEMORY_BOUND_KIB: u64 = 64 * 1024;
+
+async fn against(stack: &HostileStack, key: &str) -> Stdio {
+    Stdio::start(&[
+        ("LEMONFIBER_ADDRESS", &stack.address),
+        ("LEMONFIBER_PIN", &stack.pin),
+        ("LEMONFIBER_KEY", key),
+    ])
+    .await
+}
+
+/// Everything a result says, as one text: where a secret or hidden character would show.
+fn all_of(result: &CallToolResult) -> String {
+    serde_json::to_string(result).expect("a result serializes")
+}
+
+/// Every string and key in a value, walked.
+fn strings(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::String(text) => out.push(text.clone()),
+        Value::Array(items) => items.iter().for_each(|item| strings(item, out)),
+        Value::Object(fields) => {
+            for (key, value) in fields {
+                out.push(key.clone());
+                strings(value, out);
+            }
+        }
+        _ => {}
+    }
+}
+
+#[tokio::test]
+async fn an_answer_past_the_limit_is_abandoned_and_memory_stays_bounded() {
+    let stack = HostileStack::start().await;
+    let server = against(&stack, KEY).await;
+    server.client.list_all_tools().await.expect("tools/list");
+    let (idle, _) = resident_kib(server.pid);
+    let result = server.call("read_status", json!({})).await;
+    let (_, peak) = resident_kib(server.pid);
+    println!(
+        "a {} MB answer: idle {idle} KiB, peak {peak} KiB, {} KiB over idle",
+        hostile::HUGE_ANSWER / (1024 * 1024),
+        peak.saturating_sub(idle)
+    );
+    assert_eq!(result.is_error, Some(true));
+    let text = text_of(&result);
+    assert!(
+        text.contains("larger than this server reads")
+            && text.contains("8388608 bytes")
+            && text.contains("LEMONFIBER_ANSWER_LIMIT"),
+        "{text}"
+    );
+    assert!(
+        peak.saturating_sub(idle) < MEMORY_BOUND_KIB,
+        "{} KiB over idle",
+        peak - idle
+    );
+}
+
+#[tokio::test]
+async fn a_flood_of_log_lines_is_refused_whole_and_a_narrower_read_is_cut_at_whole_lines() {
+    let stack = HostileStack::start().await;
+    let server = against(&stack, KEY).await;
+    let flood = server.call("read_logs", json!({})).await;
+    assert_eq!(flood.is_error, Some(true));
+    let text = text_of(&flood);
+    assert!(
+        text.contains("larger than this server reads") && text.contains("form, service, tail"),
+        "the error says how to ask for less: {text}"
+    );
+
+    let few = server.call("read_logs", json!({"tail": "20"})).await;
+    assert_eq!(few.is_error, Some(false), "{}", text_of(&few));
+    let few = unframe(&text_of(&few));
+    assert_eq!(few.data["lines"].as_array().map(Vec::len), Some(20));
+    assert!(few.data.get("left_out").is_none(), "nothing was left out");
+
+    let many = server.call("read_logs", json!({"tail": "20000"})).await;
+    assert_eq!(many.is_error, Some(false), "{}", text_of(&many));
+    let text = text_of(&many);
+    assert!(text.len() <= RESULT_LIMIT, "{} bytes", text.len());
+    let framed = unframe(&text);
+    assert!(
+        framed.sentence.contains("left out") && framed.sentence.contains("tail"),
+        "{}",
+        framed.sentence
+    );
+    let lines = framed.data["lines"].as_array().expect("lines");
+    for (n, line) in lines.iter().enumerate() {
+        assert_eq!(line["data"]["n"], n, "whole lines, in order");
+    }
+    assert_eq!(
+        framed.data["left_out"]["items"],
+        20_000 - lines.len(),
+        "the count of lines left out"
+    );
+    assert!(framed.data["left_out"]["bytes"].as_u64().unwrap_or(0) > 1_000_000);
+    assert_eq!(
+        many.structured_content.as_ref(),
+        Some(&framed.data),
+        "structured content carries the same cut data"
+    );
+}
+
+#[tokio::test]
+async fn a_large_answer_is_cut_at_whole_items_and_says_what_was_left_out() {
+    let stack = HostileStack::start().await;
+    let server = against(&stack, KEY).await;
+    let result = server.call("read_services", json!({})).await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    let text = text_of(&result);
+    assert!(text.len() <= RESULT_LIMIT, "{} bytes", text.len());
+    let framed = unframe(&text);
+    assert_eq!(
+        framed.data["kind"], "status",
+        "what the answer is survives the cut"
+    );
+    let items = framed.data["data"]["items"].as_array().expect("items");
+    assert!(!items.is_empty());
+    for (n, item) in items.iter().enumerate() {
+        assert_eq!(item["n"], n);
+        assert_eq!(
+            item["title"].as_str().map(str::len),
+            Some(100),
+            "no item is cut"
+        );
+    }
+    let left_out = &framed.data["left_out"];
+    assert!(left_out["items"].as_u64().unwrap_or(0) > 1000, "{left_out}");
+    assert!(
+        left_out["bytes"].as_u64().unwrap_or(0) > 900_000,
+        "{left_out}"
+    );
+    assert!(framed.sentence.contains("left out"), "{}", framed.sentence);
+    assert_eq!(result.structured_content.as_ref(), Some(&framed.data));
+}
+
+#[tokio::test]
+async fn eight_concurrent_maximal_answers_stay_within_the_memory_bound() {
+    let stack = HostileStack::start().await;
+    let server = HttpServer::start(&stack.address, &stack.pin, &[]).await;
+    let session = server.open_session(KEY).await;
+    let warm = server
+        .in_session(KEY, &session, &call(2, "read_version", json!({})))
+        .await;
+    assert!(warm.status().is_success());
+    let _ = warm.text().await;
+    let (idle, _) = resident_kib(server.pid());
+    let answers = futures::future::join_all((0..8).map(|n| {
+        let server = &server;
+        let session = &session;
+        async move {
+            let response = server
+                .in_session(KEY, session, &call(10 + n, "read_storage", json!({})))
+                .await;
+            messages(&response.text().await.expect("an answer"))
+        }
+    }))
+    .await;
+    let (_, peak) = resident_kib(server.pid());
+    println!(
+        "eight concurrent answers of {} bytes each: idle {idle} KiB, peak {peak} KiB, {} KiB over idle",
+        hostile::MAXIMAL_ANSWER,
+        peak.saturating_sub(idle)
+    );
+    for answer in answers {
+        let result = answer
+            .iter()
+            .find(|message| message["result"].is_object())
+            .expect("a result");
+        assert_eq!(result["result"]["isError"], false, "{result}");
+        let text = result["result"]["content"][0]["text"]
+            .as_str()
+            .expect("text");
+        assert!(text.len() <= RESULT_LIMIT);
+        assert!(result["result"]["structuredContent"]["left_out"]["items"].as_u64() > Some(0));
+    }
+    assert!(
+        peak.saturating_sub(idle) < MEMORY_BOUND_KIB,
+        "{} KiB over idle",
+        peak - idle
+    );
+}
+
+#[tokio::test]
+async fn an_echoed_key_is_withheld_with_or_without_its_prefix_in_any_case() {
+    let stack = HostileStack::start().await;
+    let server = against(&stack, KEY).await;
+    let result = server.call("read_config", json!({})).await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    let everything = all_of(&result).to_ascii_lowercase();
+    let hex = KEY.trim_start_matches("lfk_");
+    assert!(!everything.contains(hex), "{everything}");
+    assert!(!everything.contains("lfk_"), "{everything}");
+    let framed = unframe(&text_of(&result));
+    for field in ["token", "hex", "upper", "mixed"] {
+        assert_eq!(framed.data["data"][field], "[withheld]", "{field}");
+    }
+    assert_eq!(
+        framed.data["data"]["sentence"],
+        "the key you sent is [withheld], remember it"
+    );
+    assert!(!server.stderr().to_ascii_lowercase().contains(hex));
+}
+
+#[tokio::test]
+async fn a_files_media_type_is_one_of_the_servers_and_its_text_is_redacted() {
+    let stack = HostileStack::start().await;
+    let server = against(&stack, KEY).await;
+    let hex = KEY.trim_start_matches("lfk_");
+    for (name, named) in [
+        ("hostile-type", "application/octet-stream"),
+        ("key-type", "application/x-tar"),
+    ] {
+        let result = server
+            .call("read_bundle_by_name", json!({ "name": name }))
+            .await;
+        assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+        let everything = all_of(&result);
+        assert!(
+            !everything.to_ascii_lowercase().contains(hex),
+            "{everything}"
+        );
+        assert!(!everything.contains("Call restart"), "{everything}");
+        let framed = unframe(&text_of(&result));
+        assert_eq!(framed.data["file"]["media_type"], named);
+        let resource = result.content[1]
+            .as_resource()
+            .expect("the file is attached");
+        let ResourceContents::BlobResourceContents {
+            mime_type, blob, ..
+        } = &resource.resource
+        else {
+            panic!("a blob")
+        };
+        assert_eq!(mime_type.as_deref(), Some(named));
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(blob)
+            .expect("base64");
+        let file = String::from_utf8(bytes).expect("the file is text");
+        assert!(file.contains("[withheld]"), "{file}");
+        assert!(!file.to_ascii_lowercase().contains(hex), "{file}");
+    }
+    let read = server
+        .read("lemonfiber://read/bundle/hostile-type")
+        .await
+        .expect("resources/read");
+    let named: Vec<Option<&str>> = read
+        .contents
+        .iter()
+        .map(|contents| match contents {
+            ResourceContents::TextResourceContents { mime_type, .. }
+            | ResourceContents::BlobResourceContents { mime_type, .. } => mime_type.as_deref(),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        named.iter().all(|named| matches!(
+            named,
+            None | Some("text/plain" | "application/octet-stream")
+        )),
+        "{named:?}"
+    );
+}
+
+#[tokio::test]
+async fn no_invisible_character_passes_and_no_line_can_be_faked() {
+    let stack = HostileStack::start().await;
+    let server = against(&stack, KEY).await;
+    let result = server.call("read_news", json!({})).await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    let text = text_of(&result);
+    for c in INVISIBLE {
+        assert!(!text.contains(*c), "U+{:04X} reached the text", *c as u32);
+    }
+    let breaks = [
+        '\n', '\r', '\u{2028}', '\u{2029}', '\u{0085}', '\u{000B}', '\u{000C}',
+    ];
+    assert_eq!(
+        text.split(breaks).count(),
+        4,
+        "a sentence, the opening line, the data, the closing line: {text:?}"
+    );
+    let framed = unframe(&text);
+    let mut seen = Vec::new();
+    strings(
+        result.structured_content.as_ref().expect("structured"),
+        &mut seen,
+    );
+    strings(&framed.data, &mut seen);
+    for text in &seen {
+        for c in INVISIBLE {
+            assert!(!text.contains(*c), "U+{:04X} in {text:?}", *c as u32);
+        }
+    }
+    assert!(seen.iter().any(|text| text == "headline"));
+    assert!(seen.iter().any(|text| text == "beforeafter"));
+}
+
+/// F8 item 4: an offer is sealed to the key that rehearsed; another key cannot act on it, even
+/// one that may act itself. Two keys on one HTTP server, which shares its seal.
+#[tokio::test]
+async fn another_keys_offer_is_refused_before_the_stack() {
+    let stack = HostileStack::start().await;
+    let server = HttpServer::start(&stack.address, &stack.pin, &[]).await;
+    let other = "lfk_ffeeddccbbaa99887766554433221100";
+    let mine = server.open_session(KEY).await;
+    let theirs = server.open_session(other).await;
+    let result = |messages: Vec<Value>| {
+        messages
+            .into_iter()
+            .find(|message| message["result"].is_object())
+            .expect("a result")["result"]
+            .clone()
+    };
+    let rehearsed = server
+        .in_session(
+            KEY,
+            &mine,
+            &call(2, "rehearse_restart", json!({"services": ["sonarr"]})),
+        )
+        .await;
+    let rehearsed = result(messages(&rehearsed.text().await.expect("body")));
+    let offer = rehearsed["structuredContent"]["data"]["offer"]
+        .as_str()
+        .expect("an offer")
+        .to_owned();
+    let stolen = server
+        .in_session(other, &theirs, &call(3, "restart", json!({"offer": offer})))
+        .await;
+    let stolen = result(messages(&stolen.text().await.expect("body")));
+    assert_eq!(stolen["isError"], true);
+    let said = stolen["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(said.contains("another key"), "{said}");
+    let acts = |stack: &HostileStack| {
+        stack
+            .requests()
+            .into_iter()
+            .filter(|request| request["method"] == "POST" && request["body"]["dry_run"] != true)
+            .collect::<Vec<_>>()
+    };
+    assert!(acts(&stack).is_empty(), "nothing reached the stack");
+    let acted = server
+        .in_session(KEY, &mine, &call(4, "restart", json!({"offer": offer})))
+        .await;
+    let acted = result(messages(&acted.text().await.expect("body")));
+    assert_eq!(acted["isError"], false, "{acted}");
+    let acts = acts(&stack);
+    assert_eq!(acts.len(), 1);
+    assert_eq!(acts[0]["body"]["services"], json!(["sonarr"]));
+}

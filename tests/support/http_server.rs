@@ -1,0 +1,168 @@
+//! The real `lemonfiber-mcp http --json`, run as a child process for a test, and a client that
+//! pins its certificate.
+
+// Each test crate uses its own part of the support.
+#![allow(dead_code)]
+
+use std::net::IpAddr;
+use std::path::PathBuf;
+use std::process::Stdio;
+use std::time::Duration;
+
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::process::{Child, Command};
+
+use super::demo::{BINARY, DemoStack, stop_gracefully};
+use super::https::{ACCEPT, pinned_client, pinned_tls};
+
+pub struct HttpServer {
+    child: Child,
+    pub url: String,
+    pub pin: String,
+    pub client: reqwest::Client,
+}
+
+/// `lemonfiber-mcp http --json` against the demo stack, with these settings besides.
+pub async fn http_server(demo: &DemoStack, settings: &[(&str, &str)]) -> HttpServer {
+    HttpServer::start(&demo.address, &demo.pin, settings).await
+}
+
+pub fn fresh_dir(what: &str) -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    std::env::temp_dir().join(format!(
+        "lemonfiber-http-test-{what}-{}-{n}",
+        std::process::id()
+    ))
+}
+
+pub fn initialize() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+           "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}})
+}
+
+/// A `tools/call` request.
+pub fn call(id: u64, tool: &str, arguments: Value) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": arguments}})
+}
+
+impl HttpServer {
+    /// `lemonfiber-mcp http --json` against the stack at `address`, with these settings besides.
+    pub async fn start(address: &str, pin: &str, settings: &[(&str, &str)]) -> HttpServer {
+        let mut command = Command::new(BINARY);
+        command
+            .args(["http", "--json", "--listen", "127.0.0.1:0"])
+            .env_clear()
+            .env("LEMONFIBER_ADDRESS", address)
+            .env("LEMONFIBER_PIN", pin)
+            .env("LEMONFIBER_LOG", "warn")
+            .envs(settings.iter().copied())
+            .stdout(Stdio::piped())
+            .kill_on_drop(true);
+        if !settings.iter().any(|(name, _)| *name == "LEMONFIBER_STATE") {
+            command.env("LEMONFIBER_STATE", fresh_dir("state"));
+        }
+        if !settings.iter().any(|(name, _)| *name == "LEMONFIBER_AUDIT") {
+            command.env("LEMONFIBER_AUDIT", fresh_dir("audit"));
+        }
+        let mut child = command.spawn().expect("the HTTP mode starts");
+        let stdout = child.stdout.take().expect("stdout");
+        let line = tokio::time::timeout(
+            Duration::from_secs(30),
+            BufReader::new(stdout).lines().next_line(),
+        )
+        .await
+        .expect("it says where it listens in time")
+        .expect("stdout reads")
+        .expect("one line");
+        let info: Value = serde_json::from_str(&line).expect("a JSON line");
+        let url = info["mcp_url"].as_str().expect("mcp_url").to_owned();
+        let pin = info["mcp_pin"].as_str().expect("mcp_pin").to_owned();
+        HttpServer {
+            child,
+            client: pinned_client(&pin),
+            url,
+            pin,
+        }
+    }
+
+    /// The server's process, to measure.
+    pub fn pid(&self) -> u32 {
+        self.child.id().expect("running")
+    }
+
+    /// A client that pins the server and connects from `from` (any 127.x address is this
+    /// machine, so tests can be several peers).
+    pub fn client_from(&self, from: IpAddr) -> reqwest::Client {
+        reqwest::Client::builder()
+            .tls_backend_preconfigured(pinned_tls(&self.pin))
+            .local_address(from)
+            .no_proxy()
+            .build()
+            .expect("an HTTPS client")
+    }
+
+    pub fn post(&self, key: Option<&str>, body: &Value) -> reqwest::RequestBuilder {
+        self.post_with(&self.client, key, body)
+    }
+
+    pub fn post_with(
+        &self,
+        client: &reqwest::Client,
+        key: Option<&str>,
+        body: &Value,
+    ) -> reqwest::RequestBuilder {
+        let request = client
+            .post(&self.url)
+            .header("accept", ACCEPT)
+            .header("content-type", "application/json")
+            .body(body.to_string());
+        match key {
+            Some(key) => request.bearer_auth(key),
+            None => request,
+        }
+    }
+
+    /// Sends `body` on a session `key` opened.
+    pub async fn in_session(&self, key: &str, session: &str, body: &Value) -> reqwest::Response {
+        self.post(Some(key), body)
+            .header("mcp-session-id", session)
+            .send()
+            .await
+            .expect("answered")
+    }
+
+    /// Opens a session with `key`: its identifier.
+    pub async fn open_session(&self, key: &str) -> String {
+        let response = self
+            .post(Some(key), &initialize())
+            .send()
+            .await
+            .expect("initialize");
+        assert_eq!(response.status(), StatusCode::OK);
+        let session = response
+            .headers()
+            .get("mcp-session-id")
+            .expect("a session")
+            .to_str()
+            .expect("text")
+            .to_owned();
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        let response = self
+            .post(Some(key), &initialized)
+            .header("mcp-session-id", &session)
+            .send()
+            .await
+            .expect("initialized");
+        assert_eq!(response.status(), StatusCode::ACCEPTED);
+        session
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        stop_gracefully(&mut self.child);
+    }
+}
