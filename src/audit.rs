@@ -21,6 +21,8 @@ pub enum Decision {
     RefusedBeforeStack(&'static str),
     /// Not offered to this key.
     NotOffered,
+    /// Answered by the server itself, from what it knows (the connection tool).
+    AnsweredByServer,
 }
 
 /// What one call came to, for its audit line.
@@ -81,6 +83,7 @@ fn line(entry: &Entry<'_>, at: SystemTime) -> String {
         Decision::Sent => ("sent", None),
         Decision::RefusedBeforeStack(why) => ("refused-before-stack", Some(why)),
         Decision::NotOffered => ("not-offered", None),
+        Decision::AnsweredByServer => ("answered-by-server", None),
     };
     let key: String = entry.key_digest[..4]
         .iter()

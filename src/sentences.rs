@@ -260,6 +260,15 @@ pub fn unexpected(status: Option<u16>) -> String {
     }
 }
 
+pub fn parameters_of_the_wrong_shape() -> &'static str {
+    "The parameters are not of the shape this method takes; nothing was done. Check them against the protocol \
+     (a tool's arguments, for one, are an object)."
+}
+
+pub fn no_such_method() -> &'static str {
+    "This server does not serve that method."
+}
+
 pub fn no_such_tool() -> &'static str {
     "There is no tool by that name on this server; list the tools to see what this key is offered."
 }

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, Implementation, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    ServerCapabilities, ServerConfig, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -34,6 +34,32 @@ pub enum Via {
     Stdio,
     Http,
 }
+
+/// The methods a client may ask of a server, each with parameters of a shape the protocol sets:
+/// one of these whose parameters do not parse is invalid params, not an unknown method.
+const KNOWN_METHODS: [&str; 21] = [
+    "initialize",
+    "ping",
+    "server/discover",
+    "completion/complete",
+    "logging/setLevel",
+    "prompts/get",
+    "prompts/list",
+    "resources/list",
+    "resources/templates/list",
+    "resources/read",
+    "resources/subscribe",
+    "resources/unsubscribe",
+    "resources/directory/read",
+    "subscriptions/listen",
+    "tools/call",
+    "tools/list",
+    "tasks/get",
+    "tasks/update",
+    "tasks/cancel",
+    "skills/list",
+    "skills/get",
+];
 
 /// The protocol versions served: from 2025-06-18 on.
 const PROTOCOL_VERSIONS: [ProtocolVersion; 3] = [
@@ -213,7 +239,7 @@ impl LemonfiberServer {
         if tool.operation == Operation::Connection {
             return Ran::decided(
                 outcome::connected(offer.scope()),
-                Decision::RefusedBeforeStack("answered-by-the-server"),
+                Decision::AnsweredByServer,
             );
         }
         if !offer.admits(tool) {
@@ -257,7 +283,7 @@ impl LemonfiberServer {
             Operation::Connection => {
                 return Ran::decided(
                     outcome::connected(offer.scope()),
-                    Decision::RefusedBeforeStack("answered-by-the-server"),
+                    Decision::AnsweredByServer,
                 );
             }
         };
@@ -457,6 +483,27 @@ impl ServerHandler for LemonfiberServer {
                     .with_title("lemonfiber"),
             )
             .with_instructions(sentences::instructions())
+    }
+
+    /// A request the protocol library did not recognise: a method of the protocol whose
+    /// parameters did not parse (it falls through to here), or a method no one serves.
+    async fn on_custom_request(
+        &self,
+        request: CustomRequest,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CustomResult, McpError> {
+        if KNOWN_METHODS.contains(&request.method.as_str()) {
+            Err(McpError::invalid_params(
+                sentences::parameters_of_the_wrong_shape(),
+                None,
+            ))
+        } else {
+            Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                sentences::no_such_method(),
+                None,
+            ))
+        }
     }
 
     async fn list_tools(

@@ -434,3 +434,112 @@ async fn a_stack_that_does_not_answer_is_named_unreachable() {
     );
     assert!(!server.stderr().contains("00112233445566778899aabbccddeeff"));
 }
+
+/// F8 item 3: a path parameter (and the job tool's) that could climb or split the path is
+/// refused naming the argument, and nothing reaches the stack; a resource URI likewise.
+#[tokio::test]
+async fn path_parameters_that_would_leave_their_path_are_refused_naming_the_argument() {
+    let demo = DemoStack::start().await;
+    let server = connected(&demo, &demo.act_key_file).await;
+    server.client.list_all_tools().await.expect("tools/list");
+    for escaping in [
+        "..",
+        ".",
+        "..\\credentials",
+        "..\\..\\capabilities",
+        "%2f",
+        "a%2Fb",
+        "/",
+        "a/b",
+        "../admin",
+    ] {
+        for (tool, argument) in [
+            ("read_held_by_id", "id"),
+            ("read_bundle_by_name", "name"),
+            ("job", "job"),
+        ] {
+            let result = server.call(tool, json!({ argument: escaping })).await;
+            assert_eq!(result.is_error, Some(true), "{tool} {escaping}");
+            let text = text_of(&result);
+            assert!(
+                text.contains(&format!("The argument {argument} must be an identifier")),
+                "{tool} {escaping}: {text}"
+            );
+        }
+    }
+    for uri in [
+        "lemonfiber://read/held/..\\..\\capabilities",
+        "lemonfiber://read/held/..%5C..%5Ccapabilities",
+        "lemonfiber://read/held/%2e%2e",
+        "lemonfiber://read/bundle/..%2Fcredentials",
+    ] {
+        let refused = server
+            .client
+            .read_resource(ReadResourceRequestParams::new(uri))
+            .await;
+        let error = refused.expect_err(uri).to_string();
+        assert!(error.contains("must be an identifier"), "{uri}: {error}");
+    }
+    let received = demo.requests().await;
+    assert!(
+        received
+            .iter()
+            .all(|request| request["path"] == "/api/capabilities"),
+        "nothing but the capabilities reached the stack: {received:?}"
+    );
+}
+
+/// F8 item 8: a method of the protocol whose parameters have the wrong shape is invalid params
+/// (-32602), over stdio as over HTTP; an unknown method is still not found (-32601).
+#[tokio::test]
+async fn a_known_method_with_parameters_of_the_wrong_shape_is_invalid_params() {
+    use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+    let mut child = tokio::process::Command::new(demo::BINARY)
+        .arg("stdio")
+        .env_clear()
+        .env("LEMONFIBER_ADDRESS", "https://127.0.0.1:9")
+        .env("LEMONFIBER_PIN", "cd".repeat(32))
+        .env("LEMONFIBER_KEY", "lfk_00112233445566778899aabbccddeeff")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the server starts");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let messages = [
+        json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-11-25",
+               "capabilities": {}, "clientInfo": {"name": "raw", "version": "0"}}}),
+        json!({"jsonrpc": "2.0", "method": "notifications/initialized"}),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {"name": "read_status", "arguments": "all"}}),
+        json!({"jsonrpc": "2.0", "id": 3, "method": "resources/read", "params": {"uri": 7}}),
+        json!({"jsonrpc": "2.0", "id": 4, "method": "no/such/method", "params": {}}),
+    ];
+    for message in messages {
+        stdin
+            .write_all(format!("{message}\n").as_bytes())
+            .await
+            .expect("written");
+    }
+    let mut codes = std::collections::BTreeMap::new();
+    while codes.len() < 3 {
+        let line = tokio::time::timeout(std::time::Duration::from_secs(10), lines.next_line())
+            .await
+            .expect("an answer in time")
+            .expect("stdout reads")
+            .expect("a line");
+        let answer: Value = serde_json::from_str(&line).expect("JSON-RPC");
+        if let Some(code) = answer["error"]["code"].as_i64() {
+            codes.insert(answer["id"].as_i64().expect("an id"), code);
+        }
+    }
+    assert_eq!(
+        codes,
+        [(2, -32602), (3, -32602), (4, -32601)]
+            .into_iter()
+            .collect()
+    );
+    drop(stdin);
+    let _ = tokio::time::timeout(std::time::Duration::from_secs(5), child.wait()).await;
+}

@@ -135,16 +135,16 @@ impl KeyServices {
     /// yet asked the stack about.
     pub fn known(&self, key: &Key) -> Option<Admission> {
         let digest = key.digest();
-        if self.refused.contains(&digest) {
-            return Some(Admission::Refused);
+        if let Some(service) = self.accepted.get(&digest) {
+            // The stack refused a key it had accepted: remembered apart, so it stays refused
+            // whatever is let go later. Meanwhile its sessions go on, and every tool in them says
+            // the key was refused (it is never sent again).
+            if service.is_refused() {
+                self.refused.revoked(digest);
+            }
+            return Some(Admission::Accepted(service));
         }
-        let service = self.accepted.get(&digest)?;
-        // The stack refused a key it had accepted: remembered apart, so it stays refused
-        // whatever is let go later. Its sessions go on, and every tool says it was refused.
-        if service.is_refused() {
-            self.refused.revoked(digest);
-        }
-        Some(Admission::Accepted(service))
+        self.refused.contains(&digest).then_some(Admission::Refused)
     }
 
     /// Asks the stack about a key the server has not seen: once, however many requests bring

@@ -7,11 +7,12 @@
 use std::net::IpAddr;
 use std::path::PathBuf;
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::{Child, Command};
 
 use super::demo::{BINARY, DemoStack, stop_gracefully};
@@ -22,6 +23,7 @@ pub struct HttpServer {
     pub url: String,
     pub pin: String,
     pub client: reqwest::Client,
+    stderr: Arc<Mutex<String>>,
 }
 
 /// `lemonfiber-mcp http --json` against the demo stack, with these settings besides.
@@ -60,6 +62,7 @@ impl HttpServer {
             .env("LEMONFIBER_LOG", "warn")
             .envs(settings.iter().copied())
             .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
             .kill_on_drop(true);
         if !settings.iter().any(|(name, _)| *name == "LEMONFIBER_STATE") {
             command.env("LEMONFIBER_STATE", fresh_dir("state"));
@@ -68,6 +71,21 @@ impl HttpServer {
             command.env("LEMONFIBER_AUDIT", fresh_dir("audit"));
         }
         let mut child = command.spawn().expect("the HTTP mode starts");
+        let stderr = Arc::new(Mutex::new(String::new()));
+        if let Some(mut pipe) = child.stderr.take() {
+            let sink = stderr.clone();
+            tokio::spawn(async move {
+                let mut buffer = [0u8; 4096];
+                while let Ok(read) = pipe.read(&mut buffer).await {
+                    if read == 0 {
+                        break;
+                    }
+                    let text = String::from_utf8_lossy(&buffer[..read]);
+                    eprint!("{text}");
+                    sink.lock().expect("stderr buffer").push_str(&text);
+                }
+            });
+        }
         let stdout = child.stdout.take().expect("stdout");
         let line = tokio::time::timeout(
             Duration::from_secs(30),
@@ -85,7 +103,13 @@ impl HttpServer {
             client: pinned_client(&pin),
             url,
             pin,
+            stderr,
         }
+    }
+
+    /// What the server has written to stderr so far.
+    pub fn stderr(&self) -> String {
+        self.stderr.lock().expect("stderr buffer").clone()
     }
 
     /// The server's process, to measure.

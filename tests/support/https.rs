@@ -130,3 +130,9 @@ pub fn messages(body: &str) -> Vec<serde_json::Value> {
         .filter_map(|data| serde_json::from_str(data.trim()).ok())
         .collect()
 }
+
+/// Sends `head` (a whole request with no body) over TLS to the server at `url` as it is, and
+/// answers the status of the reply: for requests no HTTP client would make.
+pub fn raw_status(url: &str, fingerprint: &str, head: &str) -> u16 {
+    status_before_the_whole_body(url, fingerprint, head, 0)
+}

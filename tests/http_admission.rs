@@ -1,0 +1,442 @@
+//! The HTTP mode under a flood, as an attacker would try it (F8 items 1 and 8): keys the stack
+//! never accepted get no lasting state, so they cannot push out a real user's session, fill the
+//! session cap or dodge a limit; a refused key stays refused whatever else comes; limits per
+//! peer and over everyone answer 429 with Retry-After; and answers follow HTTP and JSON-RPC.
+
+#[path = "support/demo.rs"]
+mod demo;
+#[path = "support/http_server.rs"]
+mod http_server;
+#[path = "support/https.rs"]
+mod https;
+
+use std::net::IpAddr;
+
+use demo::DemoStack;
+use futures::StreamExt;
+use http_server::{HttpServer, call, http_server, initialize};
+use https::{messages, raw_status};
+use reqwest::StatusCode;
+use serde_json::{Value, json};
+
+const ATTACKER: &str = "127.0.0.2";
+const HOUSEHOLD: &str = "127.0.0.1";
+/// Limits lifted so that every made-up key goes as far as the server lets one go.
+const UNLIMITED_PEERS: [(&str, &str); 2] = [
+    ("LEMONFIBER_PEER_NEW_KEYS", "1000000"),
+    ("LEMONFIBER_PEER_RATE", "1000000"),
+];
+
+fn random_key() -> String {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).expect("randomness");
+    let hex: String = bytes.iter().map(|byte| format!("{byte:02x}")).collect();
+    format!("lfk_{hex}")
+}
+
+fn ip(text: &str) -> IpAddr {
+    text.parse().expect("an address")
+}
+
+/// Sends `body` under `count` fresh random keys from the attacker's address, 16 at a time, and
+/// answers how many of each status came back.
+async fn flood(server: &HttpServer, count: usize, body: Value) -> Vec<(StatusCode, usize)> {
+    let attacker = server.client_from(ip(ATTACKER));
+    let statuses: Vec<StatusCode> = futures::stream::iter(0..count)
+        .map(|_| {
+            let request = server.post_with(&attacker, Some(&random_key()), &body);
+            async move { request.send().await.expect("answered").status() }
+        })
+        .buffer_unordered(16)
+        .collect()
+        .await;
+    let mut counted: Vec<(StatusCode, usize)> = Vec::new();
+    for status in statuses {
+        match counted.iter_mut().find(|(seen, _)| *seen == status) {
+            Some((_, count)) => *count += 1,
+            None => counted.push((status, 1)),
+        }
+    }
+    counted
+}
+
+/// The tool result in an answer's messages.
+async fn result_of(response: reqwest::Response) -> Value {
+    let body = response.text().await.expect("a body");
+    messages(&body)
+        .into_iter()
+        .find(|message| message["result"].is_object())
+        .unwrap_or_else(|| panic!("a result: {body}"))["result"]
+        .clone()
+}
+
+#[tokio::test]
+async fn two_thousand_fresh_keys_leave_a_real_session_and_a_refusal_in_place() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &UNLIMITED_PEERS).await;
+    let read = demo.key(&demo.read_key_file);
+    let session = server.open_session(&read).await;
+    let status = result_of(
+        server
+            .in_session(&read, &session, &call(2, "read_status", json!({})))
+            .await,
+    )
+    .await;
+    assert_eq!(status["isError"], false, "{status}");
+
+    demo.control("revoke/member").await;
+    let member = demo.key(&demo.member_key_file);
+    let refused = server
+        .post(Some(&member), &initialize())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
+    assert!(
+        refused
+            .text()
+            .await
+            .expect("body")
+            .contains("a new key is needed")
+    );
+    let member_requests = |requests: &[Value]| {
+        requests
+            .iter()
+            .filter(|request| request["scope"] == "member:maya")
+            .count()
+    };
+    let before = member_requests(&demo.requests().await);
+
+    let answered = flood(&server, 2000, call(3, "read_status", json!({}))).await;
+    assert_eq!(
+        answered,
+        vec![(StatusCode::UNAUTHORIZED, 2000)],
+        "every made-up key is refused as the stack refused it"
+    );
+
+    let status = result_of(
+        server
+            .in_session(&read, &session, &call(4, "read_status", json!({})))
+            .await,
+    )
+    .await;
+    assert_eq!(
+        status["isError"], false,
+        "the real session lives on: {status}"
+    );
+    let again = server
+        .post(Some(&member), &initialize())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(again.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        member_requests(&demo.requests().await),
+        before,
+        "the refused key was not sent to the stack again"
+    );
+}
+
+#[tokio::test]
+async fn made_up_initializes_leave_real_users_able_to_open_sessions() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &UNLIMITED_PEERS).await;
+    let answered = flood(&server, 300, initialize()).await;
+    assert_eq!(answered, vec![(StatusCode::UNAUTHORIZED, 300)]);
+    for key_file in [
+        &demo.read_key_file,
+        &demo.act_key_file,
+        &demo.member_key_file,
+    ] {
+        server.open_session(&demo.key(key_file)).await;
+    }
+}
+
+#[tokio::test]
+async fn new_keys_and_requests_from_one_address_are_limited_and_others_are_not() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[("LEMONFIBER_PEER_RATE", "100")]).await;
+    let answered = flood(&server, 30, initialize()).await;
+    let limited = answered
+        .iter()
+        .find(|(status, _)| *status == StatusCode::TOO_MANY_REQUESTS)
+        .map_or(0, |(_, count)| *count);
+    assert!(
+        limited >= 15,
+        "past its allowance of new keys: {answered:?}"
+    );
+    let attacker = server.client_from(ip(ATTACKER));
+    let turned_away = server
+        .post_with(&attacker, Some(&random_key()), &initialize())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(turned_away.status(), StatusCode::TOO_MANY_REQUESTS);
+    let wait: u64 = turned_away.headers()["retry-after"]
+        .to_str()
+        .expect("text")
+        .parse()
+        .expect("seconds");
+    assert!((1..=60).contains(&wait), "{wait}");
+
+    // The attacker's requests run out too, whatever key they carry.
+    let read = demo.key(&demo.read_key_file);
+    let mut statuses = Vec::new();
+    for _ in 0..120 {
+        let status = server
+            .post_with(&attacker, Some(&read), &initialize())
+            .send()
+            .await
+            .expect("answered")
+            .status();
+        statuses.push(status);
+    }
+    assert!(
+        statuses.contains(&StatusCode::TOO_MANY_REQUESTS),
+        "{statuses:?}"
+    );
+
+    let household = server.client_from(ip(HOUSEHOLD));
+    let welcome = server
+        .post_with(
+            &household,
+            Some(&demo.key(&demo.act_key_file)),
+            &initialize(),
+        )
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(
+        welcome.status(),
+        StatusCode::OK,
+        "another address has its own allowance"
+    );
+}
+
+#[tokio::test]
+async fn session_caps_are_permits_taken_before_a_session_is_made_and_given_back() {
+    let demo = DemoStack::start().await;
+    let server = http_server(
+        &demo,
+        &[
+            ("LEMONFIBER_SESSIONS", "3"),
+            ("LEMONFIBER_KEY_SESSIONS", "2"),
+        ],
+    )
+    .await;
+    let read = demo.key(&demo.read_key_file);
+    let act = demo.key(&demo.act_key_file);
+    let first = server.open_session(&read).await;
+    server.open_session(&read).await;
+    let third = server
+        .post(Some(&read), &initialize())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(
+        third.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "one key's share"
+    );
+    assert!(third.headers().get("retry-after").is_some());
+    assert!(
+        third
+            .text()
+            .await
+            .expect("body")
+            .contains("This key has as many sessions")
+    );
+    let acts = server.open_session(&act).await;
+    let full = server
+        .post(Some(&act), &initialize())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(
+        full.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "the server's cap"
+    );
+    assert!(full.text().await.expect("body").contains("on this server"));
+
+    let delete = |key: &str, session: &str| {
+        server
+            .client
+            .delete(&server.url)
+            .bearer_auth(key)
+            .header("mcp-session-id", session)
+            .send()
+    };
+    assert_eq!(
+        delete(&read, &acts).await.expect("answered").status(),
+        StatusCode::NOT_FOUND,
+        "another key's session is not this key's to end"
+    );
+    assert_eq!(
+        delete(&read, "no-such-session")
+            .await
+            .expect("answered")
+            .status(),
+        StatusCode::NOT_FOUND
+    );
+    assert_eq!(
+        delete(&read, &first).await.expect("answered").status(),
+        StatusCode::NO_CONTENT
+    );
+    assert_eq!(
+        delete(&read, &first).await.expect("answered").status(),
+        StatusCode::NOT_FOUND,
+        "an ended session is gone"
+    );
+    // Its permits went back with it.
+    let mut reopened = StatusCode::TOO_MANY_REQUESTS;
+    for _ in 0..50 {
+        reopened = server
+            .post(Some(&act), &initialize())
+            .send()
+            .await
+            .expect("answered")
+            .status();
+        if reopened == StatusCode::OK {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(reopened, StatusCode::OK);
+}
+
+#[tokio::test]
+async fn past_the_requests_under_way_over_everyone_a_request_is_answered_429() {
+    let demo = DemoStack::start().await;
+    let server = http_server(
+        &demo,
+        &[("LEMONFIBER_UNDER_WAY", "1"), ("LEMONFIBER_JOB_WAIT", "3")],
+    )
+    .await;
+    let act = demo.key(&demo.act_key_file);
+    let read = demo.key(&demo.read_key_file);
+    let session = server.open_session(&act).await;
+    let rehearsed = result_of(
+        server
+            .in_session(&act, &session, &call(2, "rehearse_update", json!({})))
+            .await,
+    )
+    .await;
+    let offer = rehearsed["structuredContent"]["data"]["offer"]
+        .as_str()
+        .expect("an offer")
+        .to_owned();
+    demo.control("jobs/hold").await;
+    let slow = server
+        .in_session(
+            &act,
+            &session,
+            &call(3, "update", json!({ "offer": offer })),
+        )
+        .await;
+    let busy = server
+        .post(Some(&read), &initialize())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(
+        busy.status(),
+        StatusCode::TOO_MANY_REQUESTS,
+        "one under way is everyone's limit"
+    );
+    assert!(busy.headers().get("retry-after").is_some());
+    let _ = slow.text().await;
+    assert_eq!(
+        server
+            .post(Some(&read), &initialize())
+            .send()
+            .await
+            .expect("answered")
+            .status(),
+        StatusCode::OK
+    );
+}
+
+#[tokio::test]
+async fn two_hosts_or_a_target_naming_another_host_are_bad_requests() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let key = demo.key(&demo.read_key_file);
+    let authority = server
+        .url
+        .trim_start_matches("https://")
+        .split('/')
+        .next()
+        .expect("an authority")
+        .to_owned();
+    let body = initialize().to_string();
+    let head = |target: &str, hosts: &[&str]| {
+        let hosts: String = hosts
+            .iter()
+            .map(|host| format!("Host: {host}\r\n"))
+            .collect();
+        format!(
+            "POST {target} HTTP/1.1\r\n{hosts}Authorization: Bearer {key}\r\nAccept: {}\r\n\
+             Content-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            https::ACCEPT,
+            body.len()
+        )
+    };
+    for (request, expected) in [
+        (head("/mcp", &[&authority, "evil.example"]), 400),
+        (head("https://evil.example/mcp", &[&authority]), 400),
+        (
+            head(&format!("https://{authority}/mcp"), &[&authority]),
+            200,
+        ),
+    ] {
+        let (url, pin) = (server.url.clone(), server.pin.clone());
+        let status = tokio::task::spawn_blocking(move || raw_status(&url, &pin, &request))
+            .await
+            .expect("sent");
+        assert_eq!(status, expected);
+    }
+}
+
+#[tokio::test]
+async fn bodies_that_are_not_one_message_get_json_rpc_errors() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let key = demo.key(&demo.read_key_file);
+    let session = server.open_session(&key).await;
+    let send = |body: &str| {
+        server
+            .client
+            .post(&server.url)
+            .bearer_auth(&key)
+            .header("accept", https::ACCEPT)
+            .header("content-type", "application/json")
+            .header("mcp-session-id", &session)
+            .body(body.to_owned())
+            .send()
+    };
+    for (body, status, code) in [
+        (
+            "{\"jsonrpc\": \"2.0\", \"id\": 1, ",
+            StatusCode::BAD_REQUEST,
+            -32700,
+        ),
+        (
+            r#"[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"ping"}]"#,
+            StatusCode::BAD_REQUEST,
+            -32600,
+        ),
+        (
+            r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read_status","arguments":"everything"}}"#,
+            StatusCode::OK,
+            -32602,
+        ),
+    ] {
+        let answered = send(body).await.expect("answered");
+        assert_eq!(answered.status(), status, "{body}");
+        let answer = messages(&answered.text().await.expect("a body"));
+        assert_eq!(answer.len(), 1, "{answer:?}");
+        assert_eq!(answer[0]["error"]["code"], code, "{body}: {answer:?}");
+        assert_eq!(answer[0]["jsonrpc"], "2.0");
+    }
+}
