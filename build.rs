@@ -853,9 +853,16 @@ fn render_sdk_calls(tools: &[ContractTool]) -> String {
                 Shape::TextList => "text_list",
                 Shape::Flag => "flag",
             };
+            // A value put into the path must be one plain identifier, whoever passes it: a URL
+            // parser would otherwise turn `\\` into `/` and resolve `.` and `..` away.
+            let check = if parameter.in_path {
+                "                if !super::path::is_plain_identifier(&value) {\n                    return Err(Error::Custom(super::door::PATH_OUTSIDE_TEMPLATE.to_owned()));\n                }\n"
+            } else {
+                ""
+            };
             let _ = writeln!(
                 out,
-                "            if let Some(value) = arguments.{getter}({:?}) {{\n                call = call.{}(value);\n            }}",
+                "            if let Some(value) = arguments.{getter}({:?}) {{\n{check}                call = call.{}(value);\n            }}",
                 parameter.name, parameter.name
             );
         }

@@ -322,6 +322,15 @@ mod tests {
             stack.job("../admin").await,
             Err(Failure::PathOutsideTemplate)
         );
+        // What the URL parser would normalise into another identifier is refused as well.
+        for normalised in [".\\0", "a\\..\\b", "./x"] {
+            let mut given = serde_json::Map::new();
+            given.insert("id".to_owned(), json!(normalised));
+            let read = stack
+                .read(Read::HeldById, &Arguments::unchecked(given))
+                .await;
+            assert_eq!(read, Err(Failure::PathOutsideTemplate), "{normalised}");
+        }
     }
 
     #[test]
