@@ -85,15 +85,17 @@ fn line(entry: &Entry<'_>, at: SystemTime) -> String {
         Decision::NotOffered => ("not-offered", None),
         Decision::AnsweredByServer => ("answered-by-server", None),
     };
-    let key: String = entry.key_digest[..4]
-        .iter()
-        .map(|byte| format!("{byte:02x}"))
-        .collect();
+    let key = crate::hex::hex(&entry.key_digest[..4]);
+    // The scope is the stack's word: only the ones the web API names are written as they are.
+    let scope = entry.scope.map(|scope| match scope {
+        "operator" | "read" | "act" | "member" => scope,
+        _ => "other",
+    });
     json!({
         "audit": entry.event,
         "time": humantime::format_rfc3339_millis(at).to_string(),
         "key": key,
-        "scope": entry.scope,
+        "scope": scope,
         "tool": entry.tool,
         "decision": decision,
         "why": why,
@@ -120,6 +122,15 @@ mod tests {
             took: Duration::from_millis(3),
         };
         let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_000_000);
+        let echoed = Entry {
+            scope: Some("act lfk_00112233445566778899aabbccddeeff"),
+            ..entry
+        };
+        let echoed: serde_json::Value = serde_json::from_str(&line(&echoed, at)).expect("json");
+        assert_eq!(
+            echoed["scope"], "other",
+            "a scope the stack made up is not written"
+        );
         let line: serde_json::Value = serde_json::from_str(&line(&entry, at)).expect("json");
         assert_eq!(
             line,

@@ -21,10 +21,7 @@ impl<T> ByDigest<T> {
     }
 
     fn entries(&self) -> MutexGuard<'_, Entries<T>> {
-        match self.entries.lock() {
-            Ok(entries) => entries,
-            Err(poisoned) => poisoned.into_inner(),
-        }
+        crate::lock::lock(&self.entries)
     }
 
     /// The value kept for `digest`, if any, now counted as just used.

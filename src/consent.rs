@@ -7,7 +7,8 @@
 //! Sealing is authenticated encryption (ChaCha20-Poly1305) under a secret the server makes at
 //! start, or keeps in its state folder so that HTTP replicas sharing it accept each other's
 //! offers. The seal holds all it needs, so it works in every protocol version and on any
-//! replica; only the record of offers already acted on is the process's own.
+//! replica. Offers acted on are remembered until they expire: in memory for one process, or as
+//! files in the state folder, made exclusively, so replicas sharing it refuse a replay too.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -22,9 +23,15 @@ use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundK
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::hex::hex;
+use crate::lock::lock;
+
 const PREFIX: &str = "lfmcp-offer1.";
 const AAD: &[u8] = b"lemonfiber-mcp sealed offer 1";
 const SECRET_FILE: &str = "offer-secret";
+const SPENT_FOLDER: &str = "spent-offers";
+/// A folder of spent offers is swept of expired ones after this many acts.
+const SWEEP_EVERY: u64 = 64;
 const SECRET_LEN: usize = 32;
 /// Offers acted on are remembered until they expire; past this many at once, the oldest
 /// expired ones are let go first, and no act is taken while none can be.
@@ -35,7 +42,17 @@ const BASE64: base64::engine::GeneralPurpose = base64::engine::general_purpose::
 pub struct Seal {
     key: LessSafeKey,
     life: Duration,
-    spent: Mutex<HashMap<[u8; NONCE_LEN], u64>>,
+    spent: Spent,
+}
+
+/// Where offers acted on are remembered, each until it expires.
+enum Spent {
+    InMemory(Mutex<HashMap<[u8; NONCE_LEN], u64>>),
+    /// One file an offer, named by its expiry and nonce, made only if it is not there.
+    InFolder {
+        folder: PathBuf,
+        acts: std::sync::atomic::AtomicU64,
+    },
 }
 
 impl fmt::Debug for Seal {
@@ -82,8 +99,8 @@ pub enum OfferRefused {
     Expired,
     /// Already acted on.
     Spent,
-    /// Too many offers are waiting to expire to remember one more.
-    TooManyInUse,
+    /// Too many offers are waiting to expire to remember one more, or it could not be recorded.
+    NotRecorded,
 }
 
 /// Why the seal's secret could not be had. Names the file, never the secret.
@@ -104,65 +121,53 @@ fn now() -> u64 {
         .map_or(0, |since| since.as_secs())
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 impl Seal {
-    fn with_secret(secret: &[u8; SECRET_LEN], life: Duration) -> Result<Seal, SealError> {
+    fn with_secret(
+        secret: &[u8; SECRET_LEN],
+        life: Duration,
+        spent: Spent,
+    ) -> Result<Seal, SealError> {
         let key = UnboundKey::new(&CHACHA20_POLY1305, secret)
             .map_err(|_| SealError("cannot make the key offers are sealed with".to_owned()))?;
         Ok(Seal {
             key: LessSafeKey::new(key),
             life,
-            spent: Mutex::new(HashMap::new()),
+            spent,
         })
     }
 
     /// A seal whose secret lives as long as the process: for one assistant over stdio.
     pub fn made_now(life: Duration) -> Result<Seal, SealError> {
-        let mut secret = [0u8; SECRET_LEN];
-        getrandom::fill(&mut secret)
-            .map_err(|error| SealError(format!("no randomness to seal offers with: {error}")))?;
-        Seal::with_secret(&secret, life)
+        Seal::with_secret(
+            &new_secret()?,
+            life,
+            Spent::InMemory(Mutex::new(HashMap::new())),
+        )
     }
 
     /// A seal whose secret is kept in `state`, made there (readable by its owner only) the
-    /// first time: replicas given the same folder accept each other's offers.
+    /// first time, with the offers acted on beside it: replicas given the same folder accept
+    /// each other's offers and refuse each other's replays.
     pub fn kept_in(state: &Path, life: Duration) -> Result<Seal, SealError> {
         let file = state.join(SECRET_FILE);
-        match std::fs::read(&file) {
-            Ok(secret) => {
-                let mode = std::fs::metadata(&file)
-                    .map_err(|error| unreadable(&file, error))?
-                    .permissions()
-                    .mode();
-                if mode & 0o077 != 0 {
-                    return Err(SealError(format!(
-                        "{} can be read by others (mode {:04o}); make it yours alone with: chmod 600 {}",
-                        file.display(),
-                        mode & 0o7777,
-                        file.display()
-                    )));
-                }
-                let secret: [u8; SECRET_LEN] = secret.try_into().map_err(|_| {
-                    SealError(format!(
-                        "{} is not a secret this server made; remove it and a new one is made",
-                        file.display()
-                    ))
-                })?;
-                Seal::with_secret(&secret, life)
-            }
+        let secret = match std::fs::read(&file) {
+            Ok(_) => read_secret(&file)?,
             Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                let mut secret = [0u8; SECRET_LEN];
-                getrandom::fill(&mut secret).map_err(|error| {
-                    SealError(format!("no randomness to seal offers with: {error}"))
-                })?;
-                write_secret(&file, &secret)?;
-                Seal::with_secret(&secret, life)
+                make_folder(state)?;
+                write_secret(&file, &new_secret()?)?
             }
-            Err(error) => Err(unreadable(&file, error)),
-        }
+            Err(error) => return Err(unreadable(&file, error)),
+        };
+        let folder = state.join(SPENT_FOLDER);
+        make_folder(&folder)?;
+        Seal::with_secret(
+            &secret,
+            life,
+            Spent::InFolder {
+                folder,
+                acts: std::sync::atomic::AtomicU64::new(0),
+            },
+        )
     }
 
     /// The offer the assistant is handed for the stack's `stack_offer`, made by rehearsing
@@ -234,7 +239,7 @@ impl Seal {
         if sealed.x <= now() {
             return Err(OfferRefused::Expired);
         }
-        if self.is_spent(&nonce) {
+        if self.is_spent(&nonce, sealed.x) {
             return Err(OfferRefused::Spent);
         }
         Ok(Opened {
@@ -246,66 +251,147 @@ impl Seal {
     }
 
     /// Marks an opened offer as acted on, before the act is sent: the same offer cannot act
-    /// twice, even when both calls come at once.
+    /// twice, even when both calls come at once, or to two replicas.
     pub fn spend(&self, opened: &Opened) -> Result<(), OfferRefused> {
-        let mut spent = match self.spent.lock() {
-            Ok(spent) => spent,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if spent.contains_key(&opened.nonce) {
-            return Err(OfferRefused::Spent);
-        }
-        if spent.len() >= SPENT_KEPT {
-            let now = now();
-            spent.retain(|_, expires| *expires > now);
-            if spent.len() >= SPENT_KEPT {
-                return Err(OfferRefused::TooManyInUse);
+        match &self.spent {
+            Spent::InMemory(spent) => {
+                let mut spent = lock(spent);
+                if spent.contains_key(&opened.nonce) {
+                    return Err(OfferRefused::Spent);
+                }
+                if spent.len() >= SPENT_KEPT {
+                    let now = now();
+                    spent.retain(|_, expires| *expires > now);
+                    if spent.len() >= SPENT_KEPT {
+                        return Err(OfferRefused::NotRecorded);
+                    }
+                }
+                spent.insert(opened.nonce, opened.expires);
+                Ok(())
+            }
+            Spent::InFolder { folder, acts } => {
+                if acts.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % SWEEP_EVERY == 0 {
+                    sweep(folder);
+                }
+                let made = std::fs::OpenOptions::new()
+                    .write(true)
+                    .create_new(true)
+                    .mode(0o600)
+                    .open(folder.join(spent_name(opened.expires, &opened.nonce)));
+                match made {
+                    Ok(_) => Ok(()),
+                    Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+                        Err(OfferRefused::Spent)
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "an offer acted on could not be recorded, so it was not acted on");
+                        Err(OfferRefused::NotRecorded)
+                    }
+                }
             }
         }
-        spent.insert(opened.nonce, opened.expires);
-        Ok(())
     }
 
-    fn is_spent(&self, nonce: &[u8; NONCE_LEN]) -> bool {
-        match self.spent.lock() {
-            Ok(spent) => spent.contains_key(nonce),
-            Err(poisoned) => poisoned.into_inner().contains_key(nonce),
+    fn is_spent(&self, nonce: &[u8; NONCE_LEN], expires: u64) -> bool {
+        match &self.spent {
+            Spent::InMemory(spent) => lock(spent).contains_key(nonce),
+            Spent::InFolder { folder, .. } => folder.join(spent_name(expires, nonce)).exists(),
         }
     }
+}
+
+/// A spent offer's file: its expiry first, so a sweep can tell it is done with from its name.
+fn spent_name(expires: u64, nonce: &[u8; NONCE_LEN]) -> String {
+    format!("{expires}-{}", hex(nonce))
+}
+
+/// Removes the files of spent offers that have expired (they can no longer be opened anyway).
+fn sweep(folder: &Path) {
+    let Ok(entries) = std::fs::read_dir(folder) else {
+        return;
+    };
+    let now = now();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let expired = name
+            .to_str()
+            .and_then(|name| name.split('-').next()?.parse::<u64>().ok())
+            .is_some_and(|expires| expires <= now);
+        if expired {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+fn new_secret() -> Result<[u8; SECRET_LEN], SealError> {
+    let mut secret = [0u8; SECRET_LEN];
+    getrandom::fill(&mut secret)
+        .map_err(|error| SealError(format!("no randomness to seal offers with: {error}")))?;
+    Ok(secret)
+}
+
+/// The secret kept in `file`, which must be its owner's alone.
+fn read_secret(file: &Path) -> Result<[u8; SECRET_LEN], SealError> {
+    let mode = std::fs::metadata(file)
+        .map_err(|error| unreadable(file, error))?
+        .permissions()
+        .mode();
+    if mode & 0o077 != 0 {
+        return Err(SealError(format!(
+            "{} can be read by others (mode {:04o}); make it yours alone with: chmod 600 {}",
+            file.display(),
+            mode & 0o7777,
+            file.display()
+        )));
+    }
+    let secret = std::fs::read(file).map_err(|error| unreadable(file, error))?;
+    secret.try_into().map_err(|_| {
+        SealError(format!(
+            "{} is not a secret this server made; remove it and a new one is made",
+            file.display()
+        ))
+    })
 }
 
 fn unreadable(file: &Path, error: std::io::Error) -> SealError {
     SealError(format!("cannot read {}: {error}", file.display()))
 }
 
-/// Writes the secret to a file only its owner may read, made whole under another name first so
-/// a crash never leaves half a secret.
-fn write_secret(file: &Path, secret: &[u8]) -> Result<(), SealError> {
-    let folder = file.parent().map(Path::to_path_buf).unwrap_or_default();
+fn make_folder(folder: &Path) -> Result<(), SealError> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(folder)
+        .map_err(|error| SealError(format!("cannot make {}: {error}", folder.display())))
+}
+
+/// Keeps `secret` in `file`, readable by its owner only, unless another replica got there first:
+/// then that one's secret is the one used. Made whole under a name of its own first and linked
+/// into place (which fails if the file is there), so no one ever reads half a secret.
+fn write_secret(file: &Path, secret: &[u8; SECRET_LEN]) -> Result<[u8; SECRET_LEN], SealError> {
     let cannot = |error: std::io::Error| {
         SealError(format!(
             "cannot keep the offer secret in {}: {error}",
-            folder.display()
+            file.display()
         ))
     };
-    if !folder.as_os_str().is_empty() && !folder.exists() {
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&folder)
-            .map_err(cannot)?;
+    let partial = file.with_extension(format!("{}.partial", hex(&new_secret()?[..8])));
+    let written = (|| -> std::io::Result<()> {
+        let mut handle = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&partial)?;
+        handle.write_all(secret)?;
+        handle.sync_all()
+    })();
+    let linked = written.and_then(|()| std::fs::hard_link(&partial, file));
+    let _ = std::fs::remove_file(&partial);
+    match linked {
+        Ok(()) => Ok(*secret),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => read_secret(file),
+        Err(error) => Err(cannot(error)),
     }
-    let partial: PathBuf = file.with_extension("partial");
-    let mut handle = std::fs::OpenOptions::new()
-        .write(true)
-        .create(true)
-        .truncate(true)
-        .mode(0o600)
-        .open(&partial)
-        .map_err(cannot)?;
-    handle.write_all(secret).map_err(cannot)?;
-    handle.sync_all().map_err(cannot)?;
-    std::fs::rename(&partial, file).map_err(cannot)
 }
 
 #[cfg(test)]
@@ -388,18 +474,29 @@ mod tests {
         );
     }
 
-    #[test]
-    fn a_kept_secret_is_shared_and_its_owners_alone() {
-        let state = std::env::temp_dir().join(format!("lemonfiber-seal-{}", std::process::id()));
+    fn fresh_state(what: &str) -> PathBuf {
+        let state =
+            std::env::temp_dir().join(format!("lemonfiber-seal-{what}-{}", std::process::id()));
         let _ = std::fs::remove_dir_all(&state);
+        state
+    }
+
+    #[test]
+    fn a_kept_secret_and_the_offers_spent_are_shared_and_the_secret_its_owners_alone() {
+        let state = fresh_state("kept");
         let first = Seal::kept_in(&state, Duration::from_secs(600)).expect("made");
         let second = Seal::kept_in(&state, Duration::from_secs(600)).expect("kept");
         let offer = first
             .seal(&KEY, "restart", &arguments(), "lfo-1")
             .expect("sealed");
-        assert!(
-            second.open(&offer, &KEY, "restart").is_ok(),
-            "a replica opens it"
+        let opened = second
+            .open(&offer, &KEY, "restart")
+            .expect("a replica opens it");
+        second.spend(&opened).expect("spent on one replica");
+        assert_eq!(
+            first.open(&offer, &KEY, "restart").err(),
+            Some(OfferRefused::Spent),
+            "and refused as spent on the other"
         );
         let file = state.join(SECRET_FILE);
         let mode = std::fs::metadata(&file).expect("kept").permissions().mode();
@@ -407,6 +504,27 @@ mod tests {
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("mode");
         let refused = Seal::kept_in(&state, Duration::from_secs(600)).expect_err("open to others");
         assert!(refused.to_string().contains("chmod 600"));
+        let _ = std::fs::remove_dir_all(&state);
+    }
+
+    #[test]
+    fn replicas_starting_together_end_with_one_secret() {
+        let state = fresh_state("together");
+        let seals: Vec<Seal> = std::thread::scope(|scope| {
+            let starting: Vec<_> = (0..8)
+                .map(|_| scope.spawn(|| Seal::kept_in(&state, Duration::from_secs(600))))
+                .collect();
+            starting
+                .into_iter()
+                .map(|started| started.join().expect("started").expect("a seal"))
+                .collect()
+        });
+        let offer = seals[0]
+            .seal(&KEY, "restart", &arguments(), "lfo-1")
+            .expect("sealed");
+        for seal in &seals {
+            assert!(seal.open(&offer, &KEY, "restart").is_ok());
+        }
         let _ = std::fs::remove_dir_all(&state);
     }
 

@@ -153,15 +153,17 @@ pub const ROOM_FOR_SMALL_FIELDS: usize = 1024;
 
 /// Reads one JSON value from `reader` and keeps at most `budget` bytes of it, and of an object
 /// at its top, up to [`ROOM_FOR_SMALL_FIELDS`] more for the small fields after a large one.
-/// Everything past that is skipped as it is read, counted but never held. A value that fits
-/// `budget` whole is kept whole.
+/// Everything past that is skipped as it is read, counted but never held: a string (or a key)
+/// longer than anything that could be kept is shortened before the parser sees it, since the
+/// parser holds a whole string before it hands it on.
 pub fn cut_stream(reader: impl Read, budget: usize) -> Result<(Value, LeftOut), StreamError> {
     let position = Rc::new(Cell::new(0u64));
     let counted = CountingReader {
         inner: reader,
         position: position.clone(),
     };
-    let mut deserializer = serde_json::Deserializer::from_reader(counted);
+    let shortened = LongStrings::new(counted, budget + ROOM_FOR_SMALL_FIELDS);
+    let mut deserializer = serde_json::Deserializer::from_reader(shortened);
     let seed = Budgeted {
         budget: budget + ROOM_FOR_SMALL_FIELDS,
         reserve: ROOM_FOR_SMALL_FIELDS,
@@ -190,6 +192,150 @@ impl<R: Read> Read for CountingReader<R> {
         let read = self.inner.read(buf)?;
         self.position.set(self.position.get() + read as u64);
         Ok(read)
+    }
+}
+
+/// JSON whose strings are each cut short past `longest` bytes: closed at a character boundary
+/// (never inside an escape), the rest skipped up to the string's own closing quote. A shortened
+/// string is still longer than anything kept, so it is left out whole as it would have been.
+struct LongStrings<R> {
+    inner: R,
+    longest: usize,
+    state: InJson,
+}
+
+#[derive(Clone, Copy)]
+enum InJson {
+    Outside,
+    InString(Within),
+    /// Past the end of a shortened string, up to its closing quote.
+    Skipping {
+        escaping: bool,
+    },
+}
+
+/// Where a string has got to.
+#[derive(Clone, Copy, Default)]
+struct Within {
+    length: usize,
+    /// Bytes of an escape still to come: 1 after a backslash, then 4 hex digits after `\u`.
+    escaping: u8,
+    /// A `\u` escape's value so far.
+    code: u16,
+    /// The last escape was the first half of a surrogate pair, so the second must follow.
+    pair_open: bool,
+}
+
+impl<R> LongStrings<R> {
+    fn new(inner: R, longest: usize) -> LongStrings<R> {
+        LongStrings {
+            inner,
+            longest,
+            state: InJson::Outside,
+        }
+    }
+
+    /// The byte to pass on for `byte`, if any; the state moves on past it.
+    fn pass(&mut self, byte: u8) -> Option<u8> {
+        match self.state {
+            InJson::Outside => {
+                if byte == b'"' {
+                    self.state = InJson::InString(Within::default());
+                }
+                Some(byte)
+            }
+            InJson::InString(within) => {
+                if within.escaping == 0 && byte == b'"' {
+                    self.state = InJson::Outside;
+                    return Some(byte);
+                }
+                // The string may end where a character starts (not inside an escape or a UTF-8
+                // sequence, and not between the halves of a surrogate pair).
+                let may_end = within.escaping == 0
+                    && within.length >= self.longest
+                    && !(0x80..0xC0).contains(&byte)
+                    && !(byte == b'\\' && within.pair_open);
+                if may_end {
+                    self.state = InJson::Skipping {
+                        escaping: byte == b'\\',
+                    };
+                    return Some(b'"');
+                }
+                self.state = InJson::InString(within.after(byte));
+                Some(byte)
+            }
+            InJson::Skipping { escaping } => {
+                self.state = match (escaping, byte) {
+                    (false, b'"') => InJson::Outside,
+                    (false, b'\\') => InJson::Skipping { escaping: true },
+                    _ => InJson::Skipping { escaping: false },
+                };
+                None
+            }
+        }
+    }
+}
+
+impl Within {
+    /// Where the string has got to once `byte` (not its closing quote) is passed on.
+    fn after(self, byte: u8) -> Within {
+        let length = self.length + 1;
+        match (self.escaping, byte) {
+            (0, b'\\') => Within {
+                length,
+                escaping: 1,
+                ..self
+            },
+            (0, _) => Within {
+                length,
+                pair_open: false,
+                ..self
+            },
+            (1, b'u') => Within {
+                length,
+                escaping: 4,
+                code: 0,
+                ..self
+            },
+            (1, _) => Within {
+                length,
+                escaping: 0,
+                pair_open: false,
+                ..self
+            },
+            (left, digit) => {
+                let value = char::from(digit).to_digit(16).unwrap_or(0) as u16;
+                let code = (self.code << 4) | value;
+                Within {
+                    length,
+                    escaping: left - 1,
+                    code,
+                    pair_open: left == 1 && (0xD800..=0xDBFF).contains(&code),
+                }
+            }
+        }
+    }
+}
+
+impl<R: Read> Read for LongStrings<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        loop {
+            let read = self.inner.read(buf)?;
+            if read == 0 {
+                return Ok(0);
+            }
+            let mut kept = 0;
+            for at in 0..read {
+                if let Some(byte) = self.pass(buf[at]) {
+                    buf[kept] = byte;
+                    kept += 1;
+                }
+            }
+            // Only a read that skipped everything goes round again: 0 would say the end.
+            if kept > 0 {
+                return Ok(kept);
+            }
+        }
     }
 }
 
@@ -274,7 +420,7 @@ impl<'de> Visitor<'de> for Budgeted<'_> {
     }
 
     fn visit_str<E>(self, value: &str) -> Result<Cut, E> {
-        // A string is measured before it is copied: one too large is counted, not kept.
+        // Measured before it is copied: one too large is counted, never kept.
         let size = size_of(&Value::String(String::new())) + value.len();
         if size > self.budget {
             return Ok(Cut {
@@ -481,6 +627,25 @@ mod tests {
     }
 
     #[test]
+    fn a_string_or_key_too_long_to_keep_is_shortened_before_it_is_read_and_left_out() {
+        let long = "é\\\"\\u00e9x".repeat(20_000);
+        let value = json!({"kind": "title", "data": {"title": long.clone(), "id": "ttl-1"}, long.clone(): 1});
+        let text = serde_json::to_vec(&value).expect("json");
+        let (kept, left_out) = cut_stream(&text[..], 1000).expect("cut");
+        assert_eq!(kept, json!({"kind": "title", "data": {"id": "ttl-1"}}));
+        assert_eq!(left_out.items, 2);
+        let mut shortened = Vec::new();
+        LongStrings::new(&text[..], 100)
+            .read_to_end(&mut shortened)
+            .expect("read");
+        let shortened: Value = serde_json::from_slice(&shortened).expect("still JSON");
+        let title = shortened["data"]["title"].as_str().expect("a string");
+        // Cut past 100 bytes as written (escapes count as written), at a character's start.
+        assert!((50..110).contains(&title.len()), "{}", title.len());
+        assert!(long.starts_with(title));
+    }
+
+    #[test]
     fn a_stream_that_is_not_json_is_said_so() {
         assert!(matches!(
             cut_stream(&b"{\"a\": [1, 2"[..], 100),
@@ -509,6 +674,18 @@ mod tests {
     }
 
     proptest! {
+        /// Shortening strings never makes JSON invalid, and leaves a string that fits as it is.
+        #[test]
+        fn shortened_json_is_json(value in any_json(), longest in 1usize..64) {
+            let text = serde_json::to_vec(&value).expect("json");
+            let mut shortened = Vec::new();
+            LongStrings::new(&text[..], longest).read_to_end(&mut shortened).expect("read");
+            let shortened: Value = serde_json::from_slice(&shortened).expect("still JSON");
+            if text.len() <= longest {
+                prop_assert_eq!(shortened, value);
+            }
+        }
+
         /// Whatever the answer and the budget, the cut fits the budget, and what fits whole is
         /// handed over unchanged.
         #[test]

@@ -38,6 +38,8 @@ use limits::PeerAllowances;
 
 /// How long a client has to send a request's headers.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a client has to send a request's body, once its headers have come.
+const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a request may take to be answered (a streamed answer may go on after).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 const SESSION_HEADER: &str = "mcp-session-id";
@@ -206,20 +208,11 @@ async fn mcp(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
 ) -> Response {
-    // The standing stream a session opens with GET lasts as long as the session; it is not a
-    // request under way.
-    let everyone = if request.method() == Method::GET {
-        None
-    } else {
-        match app.under_way.clone().try_acquire_owned() {
-            Ok(permit) => Some(permit),
-            Err(_) => {
-                return too_many(
-                    1,
-                    "The server has too many requests under way; try again shortly.",
-                );
-            }
-        }
+    let Ok(everyone) = app.under_way.clone().try_acquire_owned() else {
+        return too_many(
+            1,
+            "The server has too many requests under way; try again shortly.",
+        );
     };
     if let Err(seconds) = app.peers.request(peer.ip()) {
         return too_many(
@@ -234,7 +227,7 @@ async fn mcp(
         Ok(key) => key,
         Err(refused) => return refused.into_response(),
     };
-    let admission = match app.keys.known(&key) {
+    let admission = match app.keys.known(&key).await {
         Some(known) => known,
         None => {
             if let Err(seconds) = app.peers.new_key(peer.ip()) {
@@ -275,11 +268,13 @@ async fn mcp(
             "This key has made too many requests; wait before the next.",
         );
     }
-    let this_key = if request.method() == Method::GET {
-        None
+    // The standing stream a session opens with GET lasts as long as the session: once its key
+    // is checked it is no longer a request under way.
+    let held = if request.method() == Method::GET {
+        (None, None)
     } else {
         match service.under_way() {
-            Some(permit) => Some(permit),
+            Some(this_key) => (Some(everyone), Some(this_key)),
             None => {
                 return too_many(
                     1,
@@ -288,7 +283,6 @@ async fn mcp(
             }
         }
     };
-    let held = (everyone, this_key);
     match *request.method() {
         Method::POST => post(&app, &service, request, held).await,
         Method::DELETE => delete(&service, request).await,
@@ -300,19 +294,38 @@ async fn mcp(
 /// would hold.
 async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> Response {
     let (parts, body) = request.into_parts();
-    let Ok(bytes) = axum::body::to_bytes(body, guard::BODY_LIMIT as usize).await else {
-        return refusal(
-            StatusCode::PAYLOAD_TOO_LARGE,
-            "payload_too_large",
-            "The request body is larger than 4 MiB.",
-        );
+    let read = tokio::time::timeout(
+        BODY_TIMEOUT,
+        axum::body::to_bytes(body, guard::BODY_LIMIT as usize),
+    );
+    let bytes = match read.await {
+        Ok(Ok(bytes)) => bytes,
+        Ok(Err(_)) => {
+            return refusal(
+                StatusCode::PAYLOAD_TOO_LARGE,
+                "payload_too_large",
+                "The request body is larger than 4 MiB.",
+            );
+        }
+        Err(_) => {
+            return refusal(
+                StatusCode::REQUEST_TIMEOUT,
+                "request_timeout",
+                "The request body took too long to arrive.",
+            );
+        }
     };
     let message = match jsonrpc::check(&bytes) {
         Ok(message) => message,
         Err(refused) => return refused.into_response(),
     };
     let request = Request::from_parts(parts, Body::from(bytes));
-    let opens_a_session = message.initializes && !request.headers().contains_key(SESSION_HEADER);
+    // As the MCP library reads it: a session header that is not text names no session.
+    let names_a_session = request
+        .headers()
+        .get(SESSION_HEADER)
+        .is_some_and(|value| value.to_str().is_ok());
+    let opens_a_session = message.initializes && !names_a_session;
     if !opens_a_session {
         return answered(service, request, held).await;
     }

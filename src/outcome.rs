@@ -15,6 +15,7 @@ use std::time::Duration;
 use crate::arguments::ArgumentProblem;
 use crate::consent::OfferRefused;
 use crate::cut::{self, LeftOut};
+use crate::hex::hex;
 use crate::jobs::JobState;
 use crate::redact::{self, Secrets};
 use crate::sentences::{self, DATA_END, DATA_START};
@@ -156,18 +157,15 @@ impl Framed {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 pub fn answer(tool: &str, reply: Reply) -> Answer {
     let left_out = reply.left_out;
     let answer = match reply.body {
         Body::Envelope(envelope) => Answer::with_data(sentences::answered(tool), envelope, false),
-        Body::Lines(lines) => {
-            let sentence = sentences::answered_lines(tool, lines.len());
-            Answer::with_data(sentence, json!({ "lines": lines }), false)
-        }
+        Body::Lines(lines) => Answer::with_data(
+            sentences::answered_lines(tool),
+            json!({ "lines": lines }),
+            false,
+        ),
         Body::File(file) => {
             let attached = file.bytes.is_some();
             let about = json!({
@@ -531,6 +529,54 @@ mod tests {
             prop_assert_eq!(framed.data.as_ref(), Some(&cleaned));
             prop_assert!(!framed.text.contains('\r'));
             prop_assert!(!framed.text.chars().any(|c| c != '\n' && clean::is_hidden(c)));
+        }
+
+        /// Cut to a small result, the text still fits it, frames exactly what structured content
+        /// carries, keeps every string it keeps whole, and says when something was left out.
+        #[test]
+        fn a_cut_answer_is_framed_whole_within_its_limit(
+            items in prop::collection::vec(any_json(), 0..40),
+            result_limit in 2048usize..6144,
+        ) {
+            let envelope = json!({"api_version": 1, "kind": "held", "data": {"items": items}});
+            let cleaned = clean::clean(envelope.clone());
+            let reply = Reply { status: 200, body: Body::Envelope(envelope), left_out: LeftOut::default() };
+            let framed = framed(answer("read_held", reply), result_limit);
+            prop_assert!(framed.text.len() <= result_limit, "{} > {}", framed.text.len(), result_limit);
+            let (sentence, parsed) = unframe(&framed.text);
+            prop_assert_eq!(framed.data.as_ref(), Some(&parsed));
+            let mut whole = Vec::new();
+            strings(&cleaned, &mut whole);
+            let mut kept = Vec::new();
+            strings(&parsed, &mut kept);
+            for text in kept {
+                prop_assert!(
+                    whole.contains(&text) || ["left_out", "items", "bytes"].contains(&text.as_str()),
+                    "{:?} is not a whole string of the answer", text
+                );
+            }
+            match parsed.get("left_out") {
+                None => prop_assert_eq!(&parsed, &cleaned),
+                Some(left_out) => {
+                    prop_assert!(left_out["items"].as_u64() > Some(0));
+                    prop_assert!(sentence.contains("left out"));
+                }
+            }
+        }
+    }
+
+    /// Every string and key in a value.
+    fn strings(value: &Value, out: &mut Vec<String>) {
+        match value {
+            Value::String(text) => out.push(text.clone()),
+            Value::Array(items) => items.iter().for_each(|item| strings(item, out)),
+            Value::Object(fields) => {
+                for (key, value) in fields {
+                    out.push(key.clone());
+                    strings(value, out);
+                }
+            }
+            _ => {}
         }
     }
 }

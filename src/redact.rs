@@ -40,13 +40,16 @@ impl Secrets {
         self.0.sort_by_key(|form| std::cmp::Reverse(form.len()));
     }
 
-    fn withhold<'a>(&self, mut text: Cow<'a, str>) -> Cow<'a, str> {
+    /// `text` with these secrets withheld, or `None` when none is in it.
+    fn withhold(&self, text: &[u8]) -> Option<Vec<u8>> {
+        let mut changed: Option<Vec<u8>> = None;
         for secret in &self.0 {
-            if let Some(replaced) = replace_ignoring_case(&text, secret) {
-                text = Cow::Owned(replaced);
+            let current = changed.as_deref().unwrap_or(text);
+            if let Some(replaced) = replace_ignoring_case(current, secret.as_bytes()) {
+                changed = Some(replaced);
             }
         }
-        text
+        changed
     }
 }
 
@@ -64,66 +67,82 @@ pub fn withhold(secret: &str) {
 
 /// `text` with every secret withheld: those withheld everywhere, and `also` (a key's own).
 pub fn redact<'a>(text: &'a str, also: &Secrets) -> Cow<'a, str> {
-    let mut text = also.withhold(Cow::Borrowed(text));
-    if let Ok(secrets) = global().read() {
-        text = secrets.withhold(text);
-    }
-    match withhold_key_shapes(&text) {
-        Some(replaced) => Cow::Owned(replaced),
-        None => text,
+    match withheld(text.as_bytes(), also) {
+        None => Cow::Borrowed(text),
+        // Only ASCII was replaced, by ASCII, so the text is still UTF-8.
+        Some(bytes) => Cow::Owned(
+            String::from_utf8(bytes)
+                .unwrap_or_else(|error| String::from_utf8_lossy(error.as_bytes()).into_owned()),
+        ),
     }
 }
 
-/// `text` with `needle` (lower case ASCII) replaced wherever it appears in any letter case, or
+/// `bytes` with every secret withheld, or `None` when none is in them. Secrets are ASCII, so
+/// they are found whatever the bytes around them are: text or not, valid UTF-8 or not.
+fn withheld(bytes: &[u8], also: &Secrets) -> Option<Vec<u8>> {
+    let mut changed = also.withhold(bytes);
+    if let Ok(secrets) = global().read()
+        && let Some(replaced) = secrets.withhold(changed.as_deref().unwrap_or(bytes))
+    {
+        changed = Some(replaced);
+    }
+    withhold_key_shapes(changed.as_deref().unwrap_or(bytes)).or(changed)
+}
+
+/// `text` with `needle` (lower-case ASCII) replaced wherever it appears in any letter case, or
 /// `None` when it does not appear.
-fn replace_ignoring_case(text: &str, needle: &str) -> Option<String> {
+fn replace_ignoring_case(text: &[u8], needle: &[u8]) -> Option<Vec<u8>> {
     // ASCII lower-casing keeps every byte where it was, so positions found in the lowered copy
     // are positions in the text.
     let lowered = text.to_ascii_lowercase();
-    let mut found = lowered.match_indices(needle).peekable();
-    found.peek()?;
-    let mut out = String::with_capacity(text.len());
+    let finder = memchr::memmem::Finder::new(needle);
+    let found = |from: usize| Some(from + finder.find(lowered.get(from..)?)?);
+    let mut at = found(0)?;
+    let mut out = Vec::with_capacity(text.len());
     let mut from = 0;
-    for (at, _) in found {
-        if at < from {
-            continue;
-        }
-        out.push_str(&text[from..at]);
-        out.push_str(WITHHELD);
+    loop {
+        out.extend_from_slice(&text[from..at]);
+        out.extend_from_slice(WITHHELD.as_bytes());
         from = at + needle.len();
+        match found(from) {
+            Some(next) => at = next,
+            None => break,
+        }
     }
-    out.push_str(&text[from..]);
+    out.extend_from_slice(&text[from..]);
     Some(out)
 }
 
-fn withhold_key_shapes(text: &str) -> Option<String> {
-    let lowered = text.to_ascii_lowercase();
-    if !lowered.contains(KEY_PREFIX) {
-        return None;
-    }
-    let mut out = String::with_capacity(text.len());
+/// `text` with anything shaped like an integration key (its prefix in any case, then enough
+/// hex) withheld, or `None` when there is none.
+fn withhold_key_shapes(text: &[u8]) -> Option<Vec<u8>> {
+    let prefix = KEY_PREFIX.as_bytes();
+    let mut out = Vec::new();
     let mut from = 0;
-    let mut search = 0;
+    let mut at = 0;
     let mut changed = false;
-    while let Some(found) = lowered[search..].find(KEY_PREFIX) {
-        let at = search + found;
-        let hex_start = at + KEY_PREFIX.len();
-        let hex = lowered[hex_start..]
-            .bytes()
-            .take_while(u8::is_ascii_hexdigit)
+    while at + prefix.len() <= text.len() {
+        if !text[at..at + prefix.len()].eq_ignore_ascii_case(prefix) {
+            at += 1;
+            continue;
+        }
+        let hex_start = at + prefix.len();
+        let hex = text[hex_start..]
+            .iter()
+            .take_while(|b| b.is_ascii_hexdigit())
             .count();
         if hex >= KEY_SHAPE_MIN_HEX {
-            out.push_str(&text[from..at]);
-            out.push_str(WITHHELD);
+            out.extend_from_slice(&text[from..at]);
+            out.extend_from_slice(WITHHELD.as_bytes());
             from = hex_start + hex;
             changed = true;
         }
-        search = hex_start + hex;
+        at = hex_start + hex;
     }
     if !changed {
         return None;
     }
-    out.push_str(&text[from..]);
+    out.extend_from_slice(&text[from..]);
     Some(out)
 }
 
@@ -146,16 +165,9 @@ pub fn redact_value(value: Value, also: &Secrets) -> Value {
     }
 }
 
-/// A file's bytes, with secrets withheld where the file is text; other bytes are left as they
-/// are (a secret in a binary file is not text anyone reads).
+/// A file's bytes with every secret withheld, wherever it stands in them.
 pub fn redact_bytes(bytes: Vec<u8>, also: &Secrets) -> Vec<u8> {
-    match String::from_utf8(bytes) {
-        Ok(text) => match redact(&text, also) {
-            Cow::Borrowed(_) => text.into_bytes(),
-            Cow::Owned(redacted) => redacted.into_bytes(),
-        },
-        Err(not_text) => not_text.into_bytes(),
-    }
+    withheld(&bytes, also).unwrap_or(bytes)
 }
 
 /// Where log lines go: stderr, redacted. (Stdout belongs to the stdio transport.)
@@ -230,15 +242,22 @@ mod tests {
     }
 
     #[test]
-    fn text_files_are_redacted_and_binary_ones_left_alone() {
+    fn a_file_is_redacted_whatever_its_bytes_around_the_secret() {
         let secrets = key_secrets();
         let text = format!("config:\n  token: {}\n", KEY.to_uppercase()).into_bytes();
         assert_eq!(
             redact_bytes(text, &secrets),
             b"config:\n  token: [withheld]\n".to_vec()
         );
-        let binary = vec![0xff, 0xfe, b'l', b'f', b'k'];
-        assert_eq!(redact_bytes(binary.clone(), &secrets), binary);
+        let mut binary = vec![0xff, 0xfe, 0x00];
+        binary.extend_from_slice(b"00112233445566778899AABBCCDDEEFF");
+        binary.push(0x80);
+        assert_eq!(
+            redact_bytes(binary, &secrets),
+            b"\xff\xfe\x00[withheld]\x80".to_vec()
+        );
+        let nothing = vec![0xff, 0xfe, b'l', b'f', b'k'];
+        assert_eq!(redact_bytes(nothing.clone(), &secrets), nothing);
     }
 
     #[test]

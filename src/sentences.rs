@@ -25,9 +25,9 @@ pub fn answered(tool: &str) -> String {
     format!("The stack answered {tool}; its answer follows as data, between the boundary lines.")
 }
 
-pub fn answered_lines(tool: &str, count: usize) -> String {
+pub fn answered_lines(tool: &str) -> String {
     format!(
-        "The stack answered {tool} with {count} log lines; they follow as data, between the boundary lines."
+        "The stack answered {tool} with log lines, one envelope each; they follow as data, between the boundary lines."
     )
 }
 
@@ -115,7 +115,9 @@ pub fn offer_refused(act: &str, rehearsal: &str, why: OfferRefused) -> String {
         OfferRefused::OtherAction => "that offer was handed out for another action",
         OfferRefused::Expired => "that offer has expired",
         OfferRefused::Spent => "that offer was already acted on, and an offer acts once",
-        OfferRefused::TooManyInUse => "too many offers are in use on this server right now",
+        OfferRefused::NotRecorded => {
+            "this server could not record the offer as acted on, and an offer acts only once"
+        }
     };
     format!(
         "{act} was refused before anything was sent to the stack: {why}. Call {rehearsal} again, tell the person \

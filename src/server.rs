@@ -36,30 +36,34 @@ pub enum Via {
 }
 
 /// The methods a client may ask of a server, each with parameters of a shape the protocol sets:
-/// one of these whose parameters do not parse is invalid params, not an unknown method.
-const KNOWN_METHODS: [&str; 21] = [
-    "initialize",
-    "ping",
-    "server/discover",
-    "completion/complete",
-    "logging/setLevel",
-    "prompts/get",
-    "prompts/list",
-    "resources/list",
-    "resources/templates/list",
-    "resources/read",
-    "resources/subscribe",
-    "resources/unsubscribe",
-    "resources/directory/read",
-    "subscriptions/listen",
-    "tools/call",
-    "tools/list",
-    "tasks/get",
-    "tasks/update",
-    "tasks/cancel",
-    "skills/list",
-    "skills/get",
-];
+/// one of these whose parameters do not parse is invalid params, not an unknown method. Named by
+/// the protocol library's own constants, so the list is its own.
+const KNOWN_METHODS: [&str; 21] = {
+    use rmcp::model::*;
+    [
+        InitializeResultMethod::VALUE,
+        PingRequestMethod::VALUE,
+        DiscoverRequestMethod::VALUE,
+        CompleteRequestMethod::VALUE,
+        SetLevelRequestMethod::VALUE,
+        GetPromptRequestMethod::VALUE,
+        ListPromptsRequestMethod::VALUE,
+        ListResourcesRequestMethod::VALUE,
+        ListResourceTemplatesRequestMethod::VALUE,
+        ReadResourceRequestMethod::VALUE,
+        SubscribeRequestMethod::VALUE,
+        UnsubscribeRequestMethod::VALUE,
+        ReadResourceDirectoryRequestMethod::VALUE,
+        SubscriptionsListenRequestMethod::VALUE,
+        CallToolRequestMethod::VALUE,
+        ListToolsRequestMethod::VALUE,
+        GetTaskMethod::VALUE,
+        UpdateTaskMethod::VALUE,
+        CancelTaskMethod::VALUE,
+        ListSkillsRequestMethod::VALUE,
+        GetSkillRequestMethod::VALUE,
+    ]
+};
 
 /// The protocol versions served: from 2025-06-18 on.
 const PROTOCOL_VERSIONS: [ProtocolVersion; 3] = [
@@ -123,7 +127,7 @@ fn offer_refusal_word(why: OfferRefused) -> &'static str {
         OfferRefused::OtherAction => "offer-of-another-action",
         OfferRefused::Expired => "offer-expired",
         OfferRefused::Spent => "offer-spent",
-        OfferRefused::TooManyInUse => "offers-in-use",
+        OfferRefused::NotRecorded => "offer-not-recorded",
     }
 }
 

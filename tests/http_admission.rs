@@ -440,3 +440,52 @@ async fn bodies_that_are_not_one_message_get_json_rpc_errors() {
         assert_eq!(answer[0]["jsonrpc"], "2.0");
     }
 }
+
+/// A key the stack accepted and later refused keeps its session, where every tool says it was
+/// refused, and it is never sent to the stack again (F13-R9), on that session or a new one.
+#[tokio::test]
+async fn a_key_refused_after_it_was_accepted_is_never_sent_again() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let read = demo.key(&demo.read_key_file);
+    let session = server.open_session(&read).await;
+    let status = result_of(
+        server
+            .in_session(&read, &session, &call(2, "read_status", json!({})))
+            .await,
+    )
+    .await;
+    assert_eq!(status["isError"], false, "{status}");
+    demo.control("revoke/read").await;
+    let sent_with_read = |requests: Vec<Value>| {
+        requests
+            .iter()
+            .filter(|request| request["scope"] == "read")
+            .count()
+    };
+    let before = sent_with_read(demo.requests().await);
+    for id in 3..6 {
+        let refused = result_of(
+            server
+                .in_session(&read, &session, &call(id, "read_stuck", json!({})))
+                .await,
+        )
+        .await;
+        assert_eq!(refused["isError"], true);
+        let said = refused["content"][0]["text"].as_str().unwrap_or_default();
+        assert!(said.contains("A new key is needed"), "{said}");
+    }
+    let again = server.open_session(&read).await;
+    let refused = result_of(
+        server
+            .in_session(&read, &again, &call(6, "read_status", json!({})))
+            .await,
+    )
+    .await;
+    assert_eq!(refused["isError"], true, "{refused}");
+    assert_eq!(
+        sent_with_read(demo.requests().await),
+        before + 1,
+        "sent once after it was revoked, to learn so, and never again"
+    );
+}

@@ -5,6 +5,10 @@
 
 #[path = "support/demo.rs"]
 mod demo;
+#[path = "support/http_server.rs"]
+mod http_server;
+#[path = "support/https.rs"]
+mod https;
 #[path = "support/mcp.rs"]
 mod mcp;
 
@@ -161,4 +165,65 @@ async fn an_offer_sealed_by_another_server_is_not_one_this_server_handed_out() {
     )
     .await;
     assert!(acts(&demo).await.is_empty());
+}
+
+/// HTTP replicas that share their state folder share the seal and the record of offers acted on:
+/// an offer acted on through one is refused by the other before the stack is asked.
+#[tokio::test]
+async fn replicas_sharing_their_state_refuse_each_others_replays() {
+    let demo = DemoStack::start().await;
+    let state = http_server::fresh_dir("shared-state");
+    let state = state.display().to_string();
+    let first = http_server::http_server(&demo, &[("LEMONFIBER_STATE", &state)]).await;
+    let second = http_server::http_server(&demo, &[("LEMONFIBER_STATE", &state)]).await;
+    let act = demo.key(&demo.act_key_file);
+    let result = |body: String| {
+        https::messages(&body)
+            .into_iter()
+            .find(|message| message["result"].is_object())
+            .expect("a result")["result"]
+            .clone()
+    };
+    let on_first = first.open_session(&act).await;
+    let rehearsed = first
+        .in_session(
+            &act,
+            &on_first,
+            &http_server::call(2, "rehearse_downloads_pause", json!({})),
+        )
+        .await;
+    let rehearsed = result(rehearsed.text().await.expect("a body"));
+    let offer = rehearsed["structuredContent"]["data"]["offer"]
+        .as_str()
+        .expect("an offer")
+        .to_owned();
+    let acted = first
+        .in_session(
+            &act,
+            &on_first,
+            &http_server::call(3, "downloads_pause", json!({"offer": offer})),
+        )
+        .await;
+    assert_eq!(
+        result(acted.text().await.expect("a body"))["isError"],
+        false
+    );
+    let on_second = second.open_session(&act).await;
+    let replayed = second
+        .in_session(
+            &act,
+            &on_second,
+            &http_server::call(4, "downloads_pause", json!({"offer": offer})),
+        )
+        .await;
+    let replayed = result(replayed.text().await.expect("a body"));
+    assert_eq!(replayed["isError"], true);
+    let said = replayed["content"][0]["text"].as_str().unwrap_or_default();
+    assert!(said.contains("already acted on"), "{said}");
+    assert_eq!(
+        acts(&demo).await.len(),
+        1,
+        "acted once, through either replica"
+    );
+    let _ = std::fs::remove_dir_all(&state);
 }

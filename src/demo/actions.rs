@@ -92,19 +92,6 @@ const ACTIONS: [Action; 5] = [
     },
 ];
 
-/// 128 random bits as hex, as a real core's offers carry; a clock's worth if the system has no
-/// randomness to give, which the demo can live with.
-fn random_hex() -> String {
-    let mut bytes = [0u8; 16];
-    if getrandom::fill(&mut bytes).is_err() {
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(0, |since| since.as_nanos());
-        bytes = nanos.to_le_bytes();
-    }
-    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
-}
-
 pub fn is_key_callable(name: &str) -> bool {
     ACTIONS.iter().any(|action| action.name == name)
 }
@@ -174,7 +161,14 @@ impl Actions {
             .and_then(Value::as_bool)
             .unwrap_or(false);
         if rehearse && action.rehearsal {
-            let offer = format!("lfo-{}", random_hex());
+            // 128 random bits, as a real core's offers carry.
+            let Ok(offer) = super::keys::random_hex(16).map(|hex| format!("lfo-{hex}")) else {
+                return Acted::Refused {
+                    status: 500,
+                    code: "LIFE-1",
+                    summary: "The demo stack has no randomness to make an offer with.".into(),
+                };
+            };
             let made_in = state.generation;
             state.offers.insert(offer.clone(), (action.name, made_in));
             let report = state.rehearse(action.name, body);

@@ -82,9 +82,9 @@ pub fn fresh_directory(parent: &Path) -> Result<PathBuf, String> {
     Ok(parent.join(format!("lemonfiber-demo-{}", random_hex(8)?)))
 }
 
-fn random_hex(bytes: usize) -> Result<String, String> {
+/// `bytes` random bytes as hex.
+pub fn random_hex(bytes: usize) -> Result<String, String> {
     let mut buffer = vec![0u8; bytes];
-    getrandom::fill(&mut buffer)
-        .map_err(|error| format!("no randomness for the demo's keys: {error}"))?;
-    Ok(buffer.iter().map(|b| format!("{b:02x}")).collect())
+    getrandom::fill(&mut buffer).map_err(|error| format!("no randomness for the demo: {error}"))?;
+    Ok(crate::hex::hex(&buffer))
 }

@@ -40,6 +40,15 @@ impl IntoResponse for NotOneMessage {
 
 /// The message a body is, or why it is none.
 pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
+    // A batch is refused before anything of it is parsed.
+    if body.trim_ascii_start().first() == Some(&b'[') {
+        return refused(
+            StatusCode::BAD_REQUEST,
+            Value::Null,
+            INVALID_REQUEST,
+            "Invalid Request: batches are not served; send one message per request.",
+        );
+    }
     let Ok(value) = serde_json::from_slice::<Value>(body) else {
         return refused(
             StatusCode::BAD_REQUEST,
@@ -48,14 +57,6 @@ pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
             "Parse error: the body is not JSON.",
         );
     };
-    if value.is_array() {
-        return refused(
-            StatusCode::BAD_REQUEST,
-            Value::Null,
-            INVALID_REQUEST,
-            "Invalid Request: batches are not served; send one message per request.",
-        );
-    }
     let id = value
         .get("id")
         .filter(|id| id.is_string() || id.is_number())

@@ -20,6 +20,7 @@ use super::refused::RefusedKeys;
 use super::sessions::{KeySessions, Permits};
 use crate::by_digest::ByDigest;
 use crate::config::Limits;
+use crate::lock::lock;
 use crate::server::{Common, LemonfiberServer, Via};
 use crate::stack::credential::Key;
 use crate::stack::{Failure, Stack, StackAddress};
@@ -64,10 +65,8 @@ impl KeyService {
         self.sessions.has_session(&id.into()).await.unwrap_or(false)
     }
 
-    fn is_refused(&self) -> bool {
-        self.standing
-            .try_lock()
-            .is_ok_and(|standing| standing.is_refused())
+    async fn is_refused(&self) -> bool {
+        self.standing.lock().await.is_refused()
     }
 }
 
@@ -133,13 +132,13 @@ impl KeyServices {
 
     /// A key already known: its service, or its refusal. `None` for a key the server has not
     /// yet asked the stack about.
-    pub fn known(&self, key: &Key) -> Option<Admission> {
+    pub async fn known(&self, key: &Key) -> Option<Admission> {
         let digest = key.digest();
         if let Some(service) = self.accepted.get(&digest) {
             // The stack refused a key it had accepted: remembered apart, so it stays refused
             // whatever is let go later. Meanwhile its sessions go on, and every tool in them says
             // the key was refused (it is never sent again).
-            if service.is_refused() {
+            if service.is_refused().await {
                 self.refused.revoked(digest);
             }
             return Some(Admission::Accepted(service));
@@ -151,13 +150,7 @@ impl KeyServices {
     /// it meanwhile. Only an accepted key is kept; a refused one is remembered as refused.
     pub async fn check(&self, key: Key) -> Admission {
         let digest = key.digest();
-        let cell = {
-            let mut checking = match self.checking.lock() {
-                Ok(checking) => checking,
-                Err(poisoned) => poisoned.into_inner(),
-            };
-            checking.entry(digest).or_default().clone()
-        };
+        let cell = { lock(&self.checking).entry(digest).or_default().clone() };
         let _forget = Forget {
             checking: &self.checking,
             digest,
@@ -259,10 +252,7 @@ struct Forget<'a> {
 
 impl Drop for Forget<'_> {
     fn drop(&mut self) {
-        let mut checking = match self.checking.lock() {
-            Ok(checking) => checking,
-            Err(poisoned) => poisoned.into_inner(),
-        };
+        let mut checking = lock(self.checking);
         // An answered check is done with; an abandoned one goes with the last request holding
         // it (held besides by the map and by that request's own handle).
         let done = |kept: &Arc<OnceCell<Checked>>| {

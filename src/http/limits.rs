@@ -6,8 +6,11 @@ use std::net::IpAddr;
 use std::sync::Mutex;
 use std::time::Instant;
 
-/// How many peers' allowances are kept; past it, those back to full (idle) go first.
+/// How many peers' allowances are kept; past it, those back to full (idle) go first, then any.
+/// A peer let go starts again with a full allowance: letting one go never holds anyone back.
 const PEERS_KEPT: usize = 65_536;
+/// How often a full table is swept for idle peers, at most.
+const SWEEP_EVERY: std::time::Duration = std::time::Duration::from_secs(1);
 
 /// An allowance of `per_minute`, refilled evenly over each minute, up to a minute's worth.
 #[derive(Debug, Clone, Copy)]
@@ -68,35 +71,46 @@ pub fn peer_of(address: IpAddr) -> IpAddr {
 
 /// Each peer's allowances: its requests, and the keys it brings that are new to the server.
 pub struct PeerAllowances {
-    peers: Mutex<HashMap<IpAddr, (Bucket, Bucket)>>,
+    peers: Mutex<Peers>,
     requests_per_minute: u64,
     new_keys_per_minute: u64,
+}
+
+struct Peers {
+    allowances: HashMap<IpAddr, (Bucket, Bucket)>,
+    swept: Instant,
 }
 
 impl PeerAllowances {
     pub fn new(requests_per_minute: u64, new_keys_per_minute: u64) -> PeerAllowances {
         PeerAllowances {
-            peers: Mutex::new(HashMap::new()),
+            peers: Mutex::new(Peers {
+                allowances: HashMap::new(),
+                swept: Instant::now(),
+            }),
             requests_per_minute,
             new_keys_per_minute,
         }
     }
 
     fn take(&self, peer: IpAddr, new_key: bool) -> Result<(), u64> {
-        let mut peers = match self.peers.lock() {
-            Ok(peers) => peers,
-            Err(poisoned) => poisoned.into_inner(),
-        };
-        if !peers.contains_key(&peer) && peers.len() >= PEERS_KEPT {
-            let (requests, new_keys) = (self.requests_per_minute, self.new_keys_per_minute);
-            peers.retain(|_, (asked, brought)| {
-                !(asked.is_full(requests) && brought.is_full(new_keys))
-            });
-            if peers.len() >= PEERS_KEPT {
-                return Err(1);
+        let mut peers = crate::lock::lock(&self.peers);
+        let peers = &mut *peers;
+        if !peers.allowances.contains_key(&peer) && peers.allowances.len() >= PEERS_KEPT {
+            if peers.swept.elapsed() >= SWEEP_EVERY {
+                let (requests, new_keys) = (self.requests_per_minute, self.new_keys_per_minute);
+                peers.allowances.retain(|_, (asked, brought)| {
+                    !(asked.is_full(requests) && brought.is_full(new_keys))
+                });
+                peers.swept = Instant::now();
+            }
+            if peers.allowances.len() >= PEERS_KEPT
+                && let Some(any) = peers.allowances.keys().next().copied()
+            {
+                peers.allowances.remove(&any);
             }
         }
-        let (requests, new_keys) = peers.entry(peer).or_insert_with(|| {
+        let (requests, new_keys) = peers.allowances.entry(peer).or_insert_with(|| {
             (
                 Bucket::full(self.requests_per_minute),
                 Bucket::full(self.new_keys_per_minute),
@@ -132,6 +146,18 @@ mod tests {
         assert!(bucket.take(3).is_ok());
         assert!(bucket.take(3).is_ok());
         assert_eq!(bucket.take(3), Err(20));
+    }
+
+    #[test]
+    fn a_full_table_of_busy_peers_never_turns_a_newcomer_away() {
+        let allowances = PeerAllowances::new(10, 10);
+        for n in 0..PEERS_KEPT as u32 {
+            let peer = IpAddr::V4(std::net::Ipv4Addr::from(0x0a00_0000 + n));
+            assert!(allowances.new_key(peer).is_ok());
+        }
+        let newcomer: IpAddr = "192.0.2.1".parse().expect("v4");
+        assert!(allowances.request(newcomer).is_ok());
+        assert!(allowances.peers.lock().expect("peers").allowances.len() <= PEERS_KEPT);
     }
 
     #[test]

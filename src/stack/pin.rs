@@ -56,7 +56,7 @@ impl Pin {
     }
 
     pub fn to_hex(self) -> String {
-        self.0.iter().map(|byte| format!("{byte:02x}")).collect()
+        crate::hex::hex(&self.0)
     }
 }
 

@@ -157,11 +157,23 @@ impl LineKeeper {
     }
 
     fn extend(&mut self, bytes: &[u8]) {
+        if !self.full && self.partial.len() + bytes.len() > self.room() {
+            // A line longer than the room left is never held: from here lines are counted.
+            self.full = true;
+            self.counting = self.partial.len();
+            self.partial = Vec::new();
+        }
         if self.full {
             self.counting += bytes.len();
         } else {
             self.partial.extend_from_slice(bytes);
         }
+    }
+
+    /// The room left for one more line.
+    fn room(&self) -> usize {
+        let comma = usize::from(!self.kept.is_empty());
+        self.budget.saturating_sub(self.used + comma)
     }
 
     fn end_line(&mut self) {
@@ -181,22 +193,14 @@ impl LineKeeper {
         let value = serde_json::from_slice(text)
             .unwrap_or_else(|_| Value::String(String::from_utf8_lossy(text).into_owned()));
         let size = cut::size_of(&value);
-        let comma = usize::from(!self.kept.is_empty());
-        let room = self.budget.saturating_sub(self.used + comma);
-        if size <= room {
-            self.used += comma + size;
+        if size <= self.room() {
+            self.used += usize::from(!self.kept.is_empty()) + size;
             self.kept.push(value);
             return;
         }
         self.full = true;
-        if self.kept.is_empty() {
-            let (value, left_out) = cut::cut(value, room);
-            self.left_out.add(left_out);
-            self.kept.push(value);
-        } else {
-            self.left_out.items += 1;
-            self.left_out.bytes += size as u64;
-        }
+        self.left_out.items += 1;
+        self.left_out.bytes += size as u64;
     }
 
     fn finish(mut self) -> (Body, LeftOut) {
@@ -291,6 +295,27 @@ mod tests {
         assert_eq!(kept[0], json!({"kind": "log", "data": {"n": 0}}));
         assert_eq!(kept.len() as u64 + left_out.items, 51);
         assert!(cut::size_of(&Value::Array(kept)) <= 200);
+    }
+
+    #[test]
+    fn a_line_longer_than_the_room_left_is_never_held() {
+        let mut lines = LineKeeper::new(1000);
+        lines.take(b"{\"n\": 1}\n");
+        lines.take(b"[");
+        for _ in 0..10_000 {
+            lines.take(b"0,0,0,0,0,0,0,0,");
+            assert!(
+                lines.partial.capacity() <= 2048,
+                "held {}",
+                lines.partial.capacity()
+            );
+        }
+        lines.take(b"0]\n{\"n\": 3}\n");
+        let (Body::Lines(kept), left_out) = lines.finish() else {
+            panic!("lines")
+        };
+        assert_eq!(kept, vec![json!({"n": 1})]);
+        assert_eq!(left_out.items, 2, "the long line and every line after it");
     }
 
     #[test]
