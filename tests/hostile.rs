@@ -37,6 +37,20 @@ async fn against(stack: &HostileStack, key: &str) -> Stdio {
     .await
 }
 
+/// The server's resident memory now, to measure from.
+fn idle(pid: u32) -> u64 {
+    resident_kib(pid).0
+}
+
+/// Prints the server's peak resident memory over `idle` while answering `what`, and holds it to
+/// the bound.
+fn peak_within_the_bound(pid: u32, idle: u64, what: &str) {
+    let (_, peak) = resident_kib(pid);
+    let over = peak.saturating_sub(idle);
+    println!("{what}: idle {idle} KiB, peak {peak} KiB, {over} KiB over idle");
+    assert!(over < MEMORY_BOUND_KIB, "{what}: {over} KiB over idle");
+}
+
 /// Everything a result says, as one text: where a secret or hidden character would show.
 fn all_of(result: &CallToolResult) -> String {
     serde_json::to_string(result).expect("a result serializes")
@@ -62,13 +76,12 @@ async fn an_answer_past_the_limit_is_abandoned_and_memory_stays_bounded() {
     let stack = HostileStack::start().await;
     let server = against(&stack, KEY).await;
     server.client.list_all_tools().await.expect("tools/list");
-    let (idle, _) = resident_kib(server.pid);
+    let idle = idle(server.pid);
     let result = server.call("read_status", json!({})).await;
-    let (_, peak) = resident_kib(server.pid);
-    println!(
-        "a {} MB answer: idle {idle} KiB, peak {peak} KiB, {} KiB over idle",
-        hostile::HUGE_ANSWER / (1024 * 1024),
-        peak.saturating_sub(idle)
+    peak_within_the_bound(
+        server.pid,
+        idle,
+        &format!("a {} MB answer", hostile::HUGE_ANSWER / (1024 * 1024)),
     );
     assert_eq!(result.is_error, Some(true));
     let text = text_of(&result);
@@ -77,11 +90,6 @@ async fn an_answer_past_the_limit_is_abandoned_and_memory_stays_bounded() {
             && text.contains("8388608 bytes")
             && text.contains("LEMONFIBER_ANSWER_LIMIT"),
         "{text}"
-    );
-    assert!(
-        peak.saturating_sub(idle) < MEMORY_BOUND_KIB,
-        "{} KiB over idle",
-        peak - idle
     );
 }
 
@@ -173,7 +181,7 @@ async fn eight_concurrent_maximal_answers_stay_within_the_memory_bound() {
         .await;
     assert!(warm.status().is_success());
     let _ = warm.text().await;
-    let (idle, _) = resident_kib(server.pid());
+    let idle = idle(server.pid());
     let answers = futures::future::join_all((0..8).map(|n| {
         let server = &server;
         let session = &session;
@@ -185,11 +193,13 @@ async fn eight_concurrent_maximal_answers_stay_within_the_memory_bound() {
         }
     }))
     .await;
-    let (_, peak) = resident_kib(server.pid());
-    println!(
-        "eight concurrent answers of {} bytes each: idle {idle} KiB, peak {peak} KiB, {} KiB over idle",
-        hostile::MAXIMAL_ANSWER,
-        peak.saturating_sub(idle)
+    peak_within_the_bound(
+        server.pid(),
+        idle,
+        &format!(
+            "eight concurrent answers of {} bytes each",
+            hostile::MAXIMAL_ANSWER
+        ),
     );
     for answer in answers {
         let result = answer
@@ -203,11 +213,6 @@ async fn eight_concurrent_maximal_answers_stay_within_the_memory_bound() {
         assert!(text.len() <= RESULT_LIMIT);
         assert!(result["result"]["structuredContent"]["left_out"]["items"].as_u64() > Some(0));
     }
-    assert!(
-        peak.saturating_sub(idle) < MEMORY_BOUND_KIB,
-        "{} KiB over idle",
-        peak - idle
-    );
 }
 
 /// What a parser would hold whole, were it let: one string, one key, one log line, each as long
@@ -221,7 +226,7 @@ async fn one_long_string_key_or_line_is_never_held_whole() {
         .in_session(KEY, &session, &call(2, "read_version", json!({})))
         .await;
     let _ = warm.text().await;
-    let (idle, _) = resident_kib(server.pid());
+    let idle = idle(server.pid());
     for (shape, tool, arguments) in [
         ("string", "read_quality", json!({})),
         ("key", "read_space", json!({})),
@@ -237,11 +242,13 @@ async fn one_long_string_key_or_line_is_never_held_whole() {
             }
         }))
         .await;
-        let (_, peak) = resident_kib(server.pid());
-        println!(
-            "eight answers of one {shape} of {} bytes: idle {idle} KiB, peak so far {peak} KiB, {} KiB over idle",
-            hostile::MAXIMAL_ANSWER,
-            peak.saturating_sub(idle)
+        peak_within_the_bound(
+            server.pid(),
+            idle,
+            &format!(
+                "eight answers of one {shape} of {} bytes",
+                hostile::MAXIMAL_ANSWER
+            ),
         );
         for answer in answers {
             let result = &answer
@@ -254,11 +261,6 @@ async fn one_long_string_key_or_line_is_never_held_whole() {
                 "{shape}: {result}"
             );
         }
-        assert!(
-            peak.saturating_sub(idle) < MEMORY_BOUND_KIB,
-            "{shape}: {} KiB over idle",
-            peak - idle
-        );
     }
 }
 

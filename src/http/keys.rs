@@ -150,13 +150,16 @@ impl KeyServices {
     /// it meanwhile. Only an accepted key is kept; a refused one is remembered as refused.
     pub async fn check(&self, key: Key) -> Admission {
         let digest = key.digest();
-        let cell = { lock(&self.checking).entry(digest).or_default().clone() };
-        let _forget = Forget {
+        let check = Forget {
             checking: &self.checking,
             digest,
-            cell: cell.clone(),
+            cell: lock(&self.checking).entry(digest).or_default().clone(),
         };
-        let checked = cell.get_or_init(|| self.ask_the_stack(key)).await.clone();
+        let checked = check
+            .cell
+            .get_or_init(|| self.ask_the_stack(key))
+            .await
+            .clone();
         match checked {
             Checked::Accepted(service) => Admission::Accepted(service),
             Checked::Refused => Admission::Refused,
@@ -254,9 +257,9 @@ impl Drop for Forget<'_> {
     fn drop(&mut self) {
         let mut checking = lock(self.checking);
         // An answered check is done with; an abandoned one goes with the last request holding
-        // it (held besides by the map and by that request's own handle).
+        // it (held by the map and by that request alone).
         let done = |kept: &Arc<OnceCell<Checked>>| {
-            Arc::ptr_eq(kept, &self.cell) && (kept.initialized() || Arc::strong_count(kept) <= 3)
+            Arc::ptr_eq(kept, &self.cell) && (kept.initialized() || Arc::strong_count(kept) <= 2)
         };
         if checking.get(&self.digest).is_some_and(done) {
             checking.remove(&self.digest);
@@ -269,4 +272,52 @@ impl Drop for Forget<'_> {
 pub enum SessionsFull {
     Server,
     Key,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::Conduct;
+    use crate::consent::Seal;
+    use crate::stack::pin::Pin;
+
+    /// A stack that takes the connection and never answers, so a key's check hangs.
+    fn silent_stack() -> (std::net::TcpListener, StackAddress) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        let port = listener.local_addr().expect("address").port();
+        let address = StackAddress {
+            base_url: format!("https://127.0.0.1:{port}"),
+            pin: Pin::of_certificate(b"none"),
+        };
+        (listener, address)
+    }
+
+    #[tokio::test]
+    async fn a_check_abandoned_by_every_request_waiting_on_it_is_not_kept() {
+        let (_listener, address) = silent_stack();
+        let conduct = Conduct::default_conduct();
+        let seal = Seal::made_now(conduct.offer_life).expect("a seal");
+        let services = KeyServices::new(
+            address,
+            vec!["localhost".to_owned()],
+            Arc::new(Common { conduct, seal }),
+            Limits::DEFAULT,
+            CancellationToken::new(),
+        );
+        let key = Key::parse("lfk_00112233445566778899aabbccddeeff").expect("a key");
+        let waiting = futures::future::join(
+            tokio::time::timeout(Duration::from_millis(200), services.check(key.clone())),
+            tokio::time::timeout(Duration::from_millis(300), services.check(key.clone())),
+        )
+        .await;
+        assert!(
+            waiting.0.is_err() && waiting.1.is_err(),
+            "the stack never answered"
+        );
+        assert!(
+            lock(&services.checking).is_empty(),
+            "nothing is kept for the key"
+        );
+        assert!(services.known(&key).await.is_none());
+    }
 }
