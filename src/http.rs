@@ -249,16 +249,15 @@ async fn mcp(
             );
         }
         Admission::Unreachable => {
-            let mut response = refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "stack_unreachable",
-                "The stack could not be asked about this key: it did not answer, or its certificate is not the \
-                 pinned one. Try again shortly.",
+            return after(
+                5,
+                refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "stack_unreachable",
+                    "The stack could not be asked about this key: it did not answer, or its certificate is not \
+                     the pinned one. Try again shortly.",
+                ),
             );
-            response
-                .headers_mut()
-                .insert(header::RETRY_AFTER, HeaderValue::from(5));
-            return response;
         }
     };
     let limits = app.keys.limits();
@@ -401,11 +400,18 @@ async fn answered(service: &KeyService, request: Request, held: Held) -> Respons
 }
 
 fn too_many(seconds: u64, description: &str) -> Response {
-    let mut response = refusal(
-        StatusCode::TOO_MANY_REQUESTS,
-        "too_many_requests",
-        description,
-    );
+    after(
+        seconds,
+        refusal(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_requests",
+            description,
+        ),
+    )
+}
+
+/// A refusal that says when to try again.
+fn after(seconds: u64, mut response: Response) -> Response {
     response
         .headers_mut()
         .insert(header::RETRY_AFTER, HeaderValue::from(seconds));

@@ -40,6 +40,13 @@ impl Secrets {
         self.0.sort_by_key(|form| std::cmp::Reverse(form.len()));
     }
 
+    /// Whether any of these secrets is in `lowered` (text already in lower case).
+    fn any_in(&self, lowered: &[u8]) -> bool {
+        self.0
+            .iter()
+            .any(|secret| memchr::memmem::find(lowered, secret.as_bytes()).is_some())
+    }
+
     /// `text` with these secrets withheld, or `None` when none is in it.
     fn withhold(&self, text: &[u8]) -> Option<Vec<u8>> {
         let mut changed: Option<Vec<u8>> = None;
@@ -80,10 +87,28 @@ pub fn redact<'a>(text: &'a str, also: &Secrets) -> Cow<'a, str> {
 /// `bytes` with every secret withheld, or `None` when none is in them. Secrets are ASCII, so
 /// they are found whatever the bytes around them are: text or not, valid UTF-8 or not.
 fn withheld(bytes: &[u8], also: &Secrets) -> Option<Vec<u8>> {
+    let Ok(everywhere) = global().read() else {
+        return withhold_all(bytes, also, &Secrets::default());
+    };
+    // Every string handed over passes here: one look, with no copy unless the text has upper
+    // case, tells the (rare) text holding a secret from the rest.
+    let lowered = if bytes.iter().any(u8::is_ascii_uppercase) {
+        Cow::Owned(bytes.to_ascii_lowercase())
+    } else {
+        Cow::Borrowed(bytes)
+    };
+    let holds_one = also.any_in(&lowered)
+        || everywhere.any_in(&lowered)
+        || memchr::memmem::find(&lowered, KEY_PREFIX.as_bytes()).is_some();
+    if !holds_one {
+        return None;
+    }
+    withhold_all(bytes, also, &everywhere)
+}
+
+fn withhold_all(bytes: &[u8], also: &Secrets, everywhere: &Secrets) -> Option<Vec<u8>> {
     let mut changed = also.withhold(bytes);
-    if let Ok(secrets) = global().read()
-        && let Some(replaced) = secrets.withhold(changed.as_deref().unwrap_or(bytes))
-    {
+    if let Some(replaced) = everywhere.withhold(changed.as_deref().unwrap_or(bytes)) {
         changed = Some(replaced);
     }
     withhold_key_shapes(changed.as_deref().unwrap_or(bytes)).or(changed)
@@ -146,9 +171,17 @@ fn withhold_key_shapes(text: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
+/// `text`, withheld of secrets, kept as it is (not copied) when it holds none.
+fn redact_string(text: String, also: &Secrets) -> String {
+    match redact(&text, also) {
+        Cow::Borrowed(_) => text,
+        Cow::Owned(redacted) => redacted,
+    }
+}
+
 pub fn redact_value(value: Value, also: &Secrets) -> Value {
     match value {
-        Value::String(text) => Value::String(redact(&text, also).into_owned()),
+        Value::String(text) => Value::String(redact_string(text, also)),
         Value::Array(items) => Value::Array(
             items
                 .into_iter()
@@ -158,7 +191,7 @@ pub fn redact_value(value: Value, also: &Secrets) -> Value {
         Value::Object(fields) => Value::Object(
             fields
                 .into_iter()
-                .map(|(key, value)| (redact(&key, also).into_owned(), redact_value(value, also)))
+                .map(|(key, value)| (redact_string(key, also), redact_value(value, also)))
                 .collect(),
         ),
         other => other,

@@ -111,6 +111,14 @@ impl Ran {
         }
     }
 
+    /// The connection tool, answered from what the server knows.
+    fn connected(offer: &Offer) -> Ran {
+        Ran::decided(
+            outcome::connected(offer.scope()),
+            Decision::AnsweredByServer,
+        )
+    }
+
     fn sent(answer: Answer, status: Option<u16>) -> Ran {
         Ran {
             status,
@@ -241,10 +249,7 @@ impl LemonfiberServer {
         peer: &Peer<RoleServer>,
     ) -> Ran {
         if tool.operation == Operation::Connection {
-            return Ran::decided(
-                outcome::connected(offer.scope()),
-                Decision::AnsweredByServer,
-            );
+            return Ran::connected(offer);
         }
         if !offer.admits(tool) {
             return Ran::decided(outcome::not_offered(tool.name), Decision::NotOffered);
@@ -284,12 +289,7 @@ impl LemonfiberServer {
                     .await
                     .map(|(status, state)| (status, outcome::job(&job, state, None)))
             }
-            Operation::Connection => {
-                return Ran::decided(
-                    outcome::connected(offer.scope()),
-                    Decision::AnsweredByServer,
-                );
-            }
+            Operation::Connection => return Ran::connected(offer),
         };
         match answered {
             Ok((status, answer)) => Ran::sent(answer, Some(status)),
@@ -343,12 +343,13 @@ impl LemonfiberServer {
         action: Action,
         arguments: &Arguments,
     ) -> Result<(u16, Answer), Failure> {
-        let reply = self.stack.act(action, arguments.to_body(), true).await?;
+        let rehearsed = arguments.to_body();
+        let reply = self.stack.act(action, rehearsed.clone(), true).await?;
         let sealed = outcome::stack_offer(&reply).and_then(|stack_offer| {
             self.common.seal.seal(
                 &self.stack.key_digest(),
                 action.act_tool(),
-                &arguments.to_body(),
+                &rehearsed,
                 &stack_offer,
             )
         });
