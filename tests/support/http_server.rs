@@ -24,6 +24,8 @@ pub struct HttpServer {
     pub pin: String,
     pub client: reqwest::Client,
     stderr: Arc<Mutex<String>>,
+    /// The state folder and audit file made for this server alone, removed when it stops.
+    made: Vec<PathBuf>,
 }
 
 /// `lemonfiber-mcp http --json` against the demo stack, with these settings besides.
@@ -64,11 +66,13 @@ impl HttpServer {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .kill_on_drop(true);
-        if !settings.iter().any(|(name, _)| *name == "LEMONFIBER_STATE") {
-            command.env("LEMONFIBER_STATE", fresh_dir("state"));
-        }
-        if !settings.iter().any(|(name, _)| *name == "LEMONFIBER_AUDIT") {
-            command.env("LEMONFIBER_AUDIT", fresh_dir("audit"));
+        let mut made = Vec::new();
+        for (setting, what) in [("LEMONFIBER_STATE", "state"), ("LEMONFIBER_AUDIT", "audit")] {
+            if !settings.iter().any(|(name, _)| *name == setting) {
+                let path = fresh_dir(what);
+                command.env(setting, &path);
+                made.push(path);
+            }
         }
         let mut child = command.spawn().expect("the HTTP mode starts");
         let stderr = Arc::new(Mutex::new(String::new()));
@@ -104,6 +108,7 @@ impl HttpServer {
             url,
             pin,
             stderr,
+            made,
         }
     }
 
@@ -188,5 +193,9 @@ impl HttpServer {
 impl Drop for HttpServer {
     fn drop(&mut self) {
         stop_gracefully(&mut self.child);
+        for path in &self.made {
+            let _ = std::fs::remove_dir_all(path);
+            let _ = std::fs::remove_file(path);
+        }
     }
 }
