@@ -12,7 +12,7 @@ use openapiv3::{
     OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, Schema, SchemaKind, Type,
 };
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{Map, Value, json};
 
 const CONTRACT: &str = "contract/openapi.json";
 const WORDS: &str = "src/words.toml";
@@ -36,11 +36,14 @@ type Problems = Vec<String>;
 fn build() -> Result<(), Problems> {
     let out_dir =
         PathBuf::from(std::env::var_os("OUT_DIR").ok_or(vec!["OUT_DIR is not set".to_owned()])?);
-    let contract: OpenAPI = serde_json::from_str(&read(CONTRACT)?).map_err(|error| {
+    let text = read(CONTRACT)?;
+    let contract: OpenAPI = serde_json::from_str(&text).map_err(|error| {
         vec![format!(
             "{CONTRACT} is not an OpenAPI 3.0 document: {error}"
         )]
     })?;
+    let document: Value = serde_json::from_str(&text)
+        .map_err(|error| vec![format!("{CONTRACT} is not JSON: {error}")])?;
     let words: Words = toml::from_str(&read(WORDS)?)
         .map_err(|error| vec![format!("{WORDS} cannot be read: {error}")])?;
 
@@ -60,7 +63,7 @@ fn build() -> Result<(), Problems> {
     );
     write(
         &out_dir.join("catalogue.rs"),
-        &(notes + &render_catalogue(&catalogue)),
+        &(notes + &render_catalogue(&catalogue, &document)?),
     )?;
     write(
         &out_dir.join("sdk_calls.rs"),
@@ -121,6 +124,8 @@ enum Shape {
     Text,
     TextList,
     Flag,
+    /// A whole number, 0 or more.
+    Count,
 }
 
 /// The flags an action carries in the contract's `x-lemonfiber-*` extensions.
@@ -272,7 +277,7 @@ fn read_tool(path: &str, get: &Operation) -> Result<ContractTool, Problems> {
                 default: schema.schema_data.default.clone(),
             }),
             None => problems.push(format!(
-                "{path}: parameter {} is not a string, a list of strings or a boolean",
+                "{path}: parameter {} is not a string, a list of strings, a boolean or a whole number of at least 0",
                 data.name
             )),
         }
@@ -300,6 +305,11 @@ fn shape_of(schema: &Schema) -> Option<Shape> {
     match &schema.schema_kind {
         SchemaKind::Type(Type::String(_)) => Some(Shape::Text),
         SchemaKind::Type(Type::Boolean(_)) => Some(Shape::Flag),
+        SchemaKind::Type(Type::Integer(integer))
+            if integer.minimum.is_some_and(|minimum| minimum >= 0) =>
+        {
+            Some(Shape::Count)
+        }
         SchemaKind::Type(Type::Array(array)) => match array.items.as_ref()? {
             ReferenceOr::Item(items)
                 if matches!(items.schema_kind, SchemaKind::Type(Type::String(_))) =>
@@ -664,6 +674,7 @@ fn input_schema(
             Shape::Text => json!({"type": "string"}),
             Shape::TextList => json!({"type": "array", "items": {"type": "string"}}),
             Shape::Flag => json!({"type": "boolean"}),
+            Shape::Count => json!({"type": "integer", "minimum": 0}),
         };
         schema["description"] = json!(words.trim());
         if let Some(default) = parameter
@@ -689,6 +700,180 @@ fn input_schema(
     schema.to_string()
 }
 
+// ----- what each read answers -----
+
+/// A read's answer as JSON Schema (2020-12), made from the kind schemas its `2XX` answer names.
+struct AnswerSchemas {
+    /// The core's schema as it is: what the server checks an answer against before it cuts it.
+    strict: Value,
+    /// What a tool's `outputSchema` says: the same, with no field required (an answer cut to the
+    /// result limit leaves whole fields out) and the `left_out` note the server adds.
+    published: Value,
+}
+
+const SCHEMA_PREFIX: &str = "#/components/schemas/";
+
+/// What a read answers: `None` for one that answers no kind (lines, a file, any envelope).
+fn read_answer_schemas(document: &Value, path: &str) -> Result<Option<AnswerSchemas>, Problems> {
+    let Some(answer) = document
+        .pointer(&format!(
+            "/paths/{}/get/responses/2XX/content/application~1json/schema",
+            path.replace('~', "~0").replace('/', "~1")
+        ))
+        .filter(|answer| answer.get("$ref") != Some(&json!(format!("{SCHEMA_PREFIX}Envelope"))))
+    else {
+        return Ok(None);
+    };
+    answer_schemas(document, answer, path).map(Some)
+}
+
+/// Every kind's envelope the contract renders from the core's schemas, by kind name.
+fn kind_schemas(document: &Value) -> Result<Vec<(String, Value)>, Problems> {
+    let mut kinds = Vec::new();
+    for (name, schema) in document["components"]["schemas"]
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
+        let Some(kind) = schema
+            .pointer("/properties/kind/enum/0")
+            .and_then(Value::as_str)
+            .filter(|_| schema.get("x-lemonfiber-from-kind") == Some(&Value::Bool(true)))
+        else {
+            continue;
+        };
+        let answer = json!({"$ref": format!("{SCHEMA_PREFIX}{name}")});
+        kinds.push((
+            kind.to_owned(),
+            answer_schemas(document, &answer, name)?.strict,
+        ));
+    }
+    Ok(kinds)
+}
+
+fn answer_schemas(document: &Value, answer: &Value, path: &str) -> Result<AnswerSchemas, Problems> {
+    let mut reached = std::collections::BTreeSet::new();
+    let mut pending = schema_names_in(answer);
+    while let Some(name) = pending.pop() {
+        let schema = document
+            .pointer(&format!("/components/schemas/{name}"))
+            .ok_or_else(|| {
+                vec![format!(
+                    "{path}: its answer names {name}, which the contract lacks"
+                )]
+            })?;
+        if reached.insert(name) {
+            pending.extend(schema_names_in(schema));
+        }
+    }
+    let schema = |relaxed: bool| {
+        let defs: Map<String, Value> = reached
+            .iter()
+            .map(|name| {
+                let schema = &document["components"]["schemas"][name.as_str()];
+                (name.clone(), json_schema(schema, relaxed))
+            })
+            .collect();
+        let mut root = Map::new();
+        root.insert(
+            "$schema".into(),
+            json!("https://json-schema.org/draft/2020-12/schema"),
+        );
+        root.insert("type".into(), json!("object"));
+        if let Value::Object(answer) = json_schema(answer, relaxed) {
+            root.extend(answer);
+        }
+        if relaxed {
+            root.insert(
+                "properties".into(),
+                json!({"left_out": {
+                    "description": "What the server left out to keep the result within its limit: whole array items and fields, and their size in bytes.",
+                    "type": "object",
+                    "properties": {"items": {"type": "integer", "minimum": 0}, "bytes": {"type": "integer", "minimum": 0}}
+                }}),
+            );
+        }
+        root.insert("$defs".into(), Value::Object(defs));
+        Value::Object(root)
+    };
+    Ok(AnswerSchemas {
+        strict: schema(false),
+        published: schema(true),
+    })
+}
+
+/// The component schemas a schema refers to.
+fn schema_names_in(schema: &Value) -> Vec<String> {
+    match schema {
+        Value::Object(fields) => fields
+            .iter()
+            .flat_map(|(key, value)| match (key.as_str(), value) {
+                ("$ref", Value::String(target)) => target
+                    .strip_prefix(SCHEMA_PREFIX)
+                    .map(|name| vec![name.to_owned()])
+                    .unwrap_or_default(),
+                _ => schema_names_in(value),
+            })
+            .collect(),
+        Value::Array(items) => items.iter().flat_map(schema_names_in).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// An OpenAPI 3.0 schema as JSON Schema 2020-12: `nullable` becomes a `null` type (or a `null`
+/// alternative beside a reference), references point into `$defs`, and the contract's own
+/// `x-` extensions are dropped. `relaxed` drops every `required`.
+fn json_schema(schema: &Value, relaxed: bool) -> Value {
+    let Value::Object(fields) = schema else {
+        return schema.clone();
+    };
+    let mut out = Map::new();
+    for (key, value) in fields {
+        let value = match key.as_str() {
+            "nullable" => continue,
+            "required" if relaxed => continue,
+            "$ref" => match value
+                .as_str()
+                .and_then(|target| target.strip_prefix(SCHEMA_PREFIX))
+            {
+                Some(name) => json!(format!("#/$defs/{name}")),
+                None => value.clone(),
+            },
+            "properties" => Value::Object(
+                value
+                    .as_object()
+                    .into_iter()
+                    .flatten()
+                    .map(|(name, schema)| (name.clone(), json_schema(schema, relaxed)))
+                    .collect(),
+            ),
+            "items" | "additionalProperties" | "not" => json_schema(value, relaxed),
+            "anyOf" | "oneOf" | "allOf" => Value::Array(
+                value
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .map(|schema| json_schema(schema, relaxed))
+                    .collect(),
+            ),
+            extension if extension.starts_with("x-") => continue,
+            _ => value.clone(),
+        };
+        out.insert(key.clone(), value);
+    }
+    if fields.get("nullable") != Some(&Value::Bool(true)) {
+        return Value::Object(out);
+    }
+    if let Some(Value::String(kind)) = out.get("type").cloned() {
+        out.insert("type".into(), json!([kind, "null"]));
+        if let Some(Value::Array(values)) = out.get_mut("enum") {
+            values.push(Value::Null);
+        }
+        return Value::Object(out);
+    }
+    json!({"anyOf": [Value::Object(out), {"type": "null"}]})
+}
+
 /// `read_front_door` → `FrontDoor`; `downloads_pause` → `DownloadsPause`.
 fn variant(snake: &str) -> String {
     snake
@@ -711,7 +896,7 @@ fn action_variant(tool: &ContractTool) -> String {
     variant(tool.operation_id.trim_start_matches("act_"))
 }
 
-fn render_catalogue(catalogue: &[WordedTool]) -> String {
+fn render_catalogue(catalogue: &[WordedTool], document: &Value) -> Result<String, Problems> {
     let mut out =
         String::from("// Generated by build.rs from contract/openapi.json and src/words.toml.\n\n");
     out.push_str("pub static TOOLS: &[ToolSpec] = &[\n");
@@ -746,9 +931,13 @@ fn render_catalogue(catalogue: &[WordedTool]) -> String {
             .household
             .as_ref()
             .map(|_| input_schema(parameters, Audience::Household));
+        let answers = match tool.role {
+            Role::Read => read_answer_schemas(document, &tool.path)?,
+            _ => None,
+        };
         let _ = writeln!(
             out,
-            "    ToolSpec {{\n        name: {:?},\n        title: {:?},\n        operator_words: {:?},\n        household_words: {:?},\n        capability: {:?},\n        operation: {operation},\n        annotations: Annotations {{ read_only: {read_only}, destructive: {destructive}, idempotent: {idempotent} }},\n        resource: {resource},\n        input_schema: {:?},\n        household_input_schema: {:?},\n        parameters: &[",
+            "    ToolSpec {{\n        name: {:?},\n        title: {:?},\n        operator_words: {:?},\n        household_words: {:?},\n        capability: {:?},\n        operation: {operation},\n        annotations: Annotations {{ read_only: {read_only}, destructive: {destructive}, idempotent: {idempotent} }},\n        resource: {resource},\n        input_schema: {:?},\n        household_input_schema: {:?},\n        answer_schema: {:?},\n        output_schema: {:?},\n        parameters: &[",
             tool.name,
             words.title.trim(),
             words.operator.trim(),
@@ -756,12 +945,17 @@ fn render_catalogue(catalogue: &[WordedTool]) -> String {
             tool.path,
             input_schema(parameters, Audience::Operator),
             household_schema,
+            answers.as_ref().map(|answers| answers.strict.to_string()),
+            answers
+                .as_ref()
+                .map(|answers| answers.published.to_string()),
         );
         for (parameter, _, household) in parameters {
             let shape = match parameter.shape {
                 Shape::Text => "Shape::Text",
                 Shape::TextList => "Shape::TextList",
                 Shape::Flag => "Shape::Flag",
+                Shape::Count => "Shape::Count",
             };
             let _ = writeln!(
                 out,
@@ -832,13 +1026,18 @@ fn render_catalogue(catalogue: &[WordedTool]) -> String {
         },
     );
     out.push_str("}\n");
-    out
+    out.push_str("\n/// Every kind's envelope as the core's contract declares it, as JSON Schema text.\n#[cfg_attr(not(test), allow(dead_code))]\npub static KIND_SCHEMAS: &[(&str, &str)] = &[\n");
+    for (kind, schema) in kind_schemas(document)? {
+        let _ = writeln!(out, "    ({kind:?}, {:?}),", schema.to_string());
+    }
+    out.push_str("];\n");
+    Ok(out)
 }
 
 fn render_sdk_calls(tools: &[ContractTool]) -> String {
     let mut out = String::from(
         "// Generated by build.rs: each read, sent through the generated client with a tool's arguments.\n\n\
-         pub(super) async fn send_read(\n    client: &Client,\n    read: crate::catalogue::Read,\n    arguments: &crate::arguments::Arguments,\n) -> Result<super::reply::Reply, Error<types::ErrorEnvelope>> {\n    use crate::catalogue::Read;\n    match read {\n",
+         pub(super) async fn send_read(\n    client: &Client,\n    read: crate::catalogue::Read,\n    arguments: &crate::arguments::Arguments,\n) -> Result<super::reply::Reply, Error<serde_json::Value>> {\n    use crate::catalogue::Read;\n    match read {\n",
     );
     for tool in tools.iter().filter(|tool| tool.role == Role::Read) {
         let _ = writeln!(out, "        Read::{} => {{", read_variant(tool));
@@ -852,6 +1051,7 @@ fn render_sdk_calls(tools: &[ContractTool]) -> String {
                 Shape::Text => "text",
                 Shape::TextList => "text_list",
                 Shape::Flag => "flag",
+                Shape::Count => "count",
             };
             // A value put into the path must be one plain identifier, whoever passes it: a URL
             // parser would otherwise turn `\\` into `/` and resolve `.` and `..` away.
@@ -875,13 +1075,13 @@ fn render_sdk_calls(tools: &[ContractTool]) -> String {
     }
     out.push_str("    }\n}\n\n");
     out.push_str(
-        "pub(super) async fn send_action(\n    client: &Client,\n    action: crate::catalogue::Action,\n    body: serde_json::Map<String, serde_json::Value>,\n) -> Result<super::reply::Reply, Error<types::ErrorEnvelope>> {\n    use crate::catalogue::Action;\n    let body = serde_json::Value::Object(body);\n    match action {\n",
+        "pub(super) async fn send_action(\n    client: &Client,\n    action: crate::catalogue::Action,\n    body: serde_json::Map<String, serde_json::Value>,\n    idempotency_key: Option<&str>,\n) -> Result<super::reply::Reply, Error<serde_json::Value>> {\n    use crate::catalogue::Action;\n    let body = serde_json::Value::Object(body);\n    match action {\n",
     );
     for tool in tools.iter().filter(|tool| tool.role == Role::Act) {
         let Some(flags) = &tool.action else { continue };
         let _ = writeln!(
             out,
-            "        Action::{} => {{\n            let body: types::{} = serde_json::from_value(body).map_err(|error| Error::InvalidRequest(error.to_string()))?;\n            super::reply::Reply::from_envelope(client.{}().body(body).send().await?)\n        }}",
+            "        Action::{} => {{\n            let body: types::{} = serde_json::from_value(body).map_err(|error| Error::InvalidRequest(error.to_string()))?;\n            let mut call = client.{}().body(body);\n            if let Some(key) = idempotency_key {{\n                call = call.idempotency_key(key);\n            }}\n            super::reply::Reply::from_envelope(call.send().await?)\n        }}",
             action_variant(tool),
             flags.body_type,
             tool.operation_id
@@ -921,22 +1121,83 @@ fn render_operations(contract: &OpenAPI) -> String {
     )
 }
 
-/// The contract less the actions a key may not call.
+/// The contract less the actions a key may not call, with every JSON answer read leniently: a
+/// success as any envelope, a refusal as any JSON. The server reads a refusal by its status and
+/// code alone, and checks an answer against its kind's schema itself, so a newer core's extra
+/// fields or a Problem of another shape never turn into "a form this server does not understand".
 fn sendable(contract: &OpenAPI) -> OpenAPI {
     let mut contract = contract.clone();
     for (_, item) in contract.paths.paths.iter_mut() {
-        if let ReferenceOr::Item(item) = item
-            && let Some(post) = &item.post
+        let ReferenceOr::Item(item) = item else {
+            continue;
+        };
+        if let Some(post) = &item.post
             && extension_bool(post, "x-lemonfiber-key-callable") == Some(false)
         {
             item.post = None;
+        }
+        for operation in [&mut item.get, &mut item.post].into_iter().flatten() {
+            read_leniently(operation);
         }
     }
     contract.paths.paths.retain(|_, item| match item {
         ReferenceOr::Item(item) => item.iter().next().is_some(),
         ReferenceOr::Reference { .. } => true,
     });
+    reached_schemas_only(contract)
+}
+
+/// The contract with only the schemas its operations still reach: the kinds' schemas are the
+/// server's to check answers against, not types for the SDK to parse them into.
+fn reached_schemas_only(mut contract: OpenAPI) -> OpenAPI {
+    let Ok(paths) = serde_json::to_value(&contract.paths) else {
+        return contract;
+    };
+    let Some(components) = contract.components.as_mut() else {
+        return contract;
+    };
+    let mut reached = std::collections::BTreeSet::new();
+    let mut pending = schema_names_in(&paths);
+    while let Some(name) = pending.pop() {
+        if let Some(schema) = components.schemas.get(&name)
+            && let Ok(schema) = serde_json::to_value(schema)
+            && reached.insert(name)
+        {
+            pending.extend(schema_names_in(&schema));
+        }
+    }
+    components.schemas.retain(|name, _| reached.contains(name));
     contract
+}
+
+fn read_leniently(operation: &mut Operation) {
+    let answers = operation
+        .responses
+        .responses
+        .iter_mut()
+        .map(|(status, response)| (status.to_string().starts_with('2'), response))
+        .chain(
+            operation
+                .responses
+                .default
+                .iter_mut()
+                .map(|response| (false, response)),
+        );
+    for (success, response) in answers {
+        let ReferenceOr::Item(response) = response else {
+            continue;
+        };
+        if let Some(json) = response.content.get_mut("application/json") {
+            json.schema = Some(if success {
+                ReferenceOr::ref_("#/components/schemas/Envelope")
+            } else {
+                ReferenceOr::Item(Schema {
+                    schema_data: Default::default(),
+                    schema_kind: SchemaKind::Any(Default::default()),
+                })
+            });
+        }
+    }
 }
 
 /// The SDK is generated from the contract less the actions a key may not call, so nothing in

@@ -27,6 +27,7 @@ pub enum Fault {
     NotText,
     NotTextList,
     NotFlag,
+    NotCount,
     TooLong,
     TooMany,
     /// A value put into the request's path that is not one plain identifier.
@@ -91,10 +92,12 @@ impl Arguments {
         )
     }
 
-    // Generated calls use it as soon as a read of the contract takes a boolean.
-    #[allow(dead_code)]
     pub fn flag(&self, name: &str) -> Option<bool> {
         self.0.get(name)?.as_bool()
+    }
+
+    pub fn count(&self, name: &str) -> Option<u64> {
+        self.0.get(name)?.as_u64()
     }
 }
 
@@ -120,6 +123,7 @@ fn check_shape(parameter: &ParameterSpec, value: &Value) -> Result<(), Fault> {
     match parameter.shape {
         Shape::Text => check_text(value, parameter.required),
         Shape::Flag => value.as_bool().map(|_| ()).ok_or(Fault::NotFlag),
+        Shape::Count => value.as_u64().map(|_| ()).ok_or(Fault::NotCount),
         Shape::TextList => {
             let list = value.as_array().ok_or(Fault::NotTextList)?;
             if list.len() > LIST_LIMIT {
@@ -149,14 +153,16 @@ mod tests {
     fn takes_offered_arguments_of_the_right_shape() {
         let arguments = check(
             "read_logs",
-            json!({"form": ["movies", "shows"], "tail": "20"}),
+            json!({"form": ["movies", "shows"], "tail": 20}),
         )
         .expect("valid");
         assert_eq!(
             arguments.text_list("form"),
             Some(vec!["movies".into(), "shows".into()])
         );
-        assert_eq!(arguments.text("tail"), Some("20".into()));
+        assert_eq!(arguments.count("tail"), Some(20));
+        let flagged = check("read_requests", json!({"defaults": true})).expect("valid");
+        assert_eq!(flagged.flag("defaults"), Some(true));
         assert_eq!(arguments.text("service"), None);
     }
 
@@ -183,7 +189,20 @@ mod tests {
             "form",
             Fault::NotTextList,
         );
-        wrong("read_logs", json!({"tail": 20}), "tail", Fault::NotText);
+        for not_a_count in [json!("20"), json!(-1), json!(2.5)] {
+            wrong(
+                "read_logs",
+                json!({"tail": not_a_count}),
+                "tail",
+                Fault::NotCount,
+            );
+        }
+        wrong(
+            "read_requests",
+            json!({"defaults": "true"}),
+            "defaults",
+            Fault::NotFlag,
+        );
         wrong("read_held_by_id", json!({}), "id", Fault::Missing);
         wrong("read_held_by_id", json!({"id": "  "}), "id", Fault::Empty);
         for escaping in ["..", ".", "..\\credentials", "a/b", "%2f", "a%2fb", "a b"] {

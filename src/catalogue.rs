@@ -1,10 +1,24 @@
 //! The tools build.rs made from the contract and the words, and what each is offered as: its
 //! input schema, annotations and resource, in the operator's or the household's words.
 
+use std::collections::HashMap;
+use std::sync::{Arc, LazyLock};
+
 use rmcp::model::{JsonObject, Resource, ResourceTemplate, Tool, ToolAnnotations};
 use serde_json::Value;
 
 include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
+
+/// Each read's `outputSchema`, parsed once: they are large, and listed on every `tools/list`.
+static OUTPUT_SCHEMAS: LazyLock<HashMap<&'static str, Arc<JsonObject>>> = LazyLock::new(|| {
+    TOOLS
+        .iter()
+        .filter_map(|tool| {
+            let schema = serde_json::from_str(tool.output_schema?).ok()?;
+            Some((tool.name, Arc::new(schema)))
+        })
+        .collect()
+});
 
 /// One tool: a read, a rehearsal or an action of the contract, joined to its words.
 #[derive(Debug)]
@@ -23,6 +37,12 @@ pub struct ToolSpec {
     /// household words.
     pub input_schema: &'static str,
     pub household_input_schema: Option<&'static str>,
+    /// JSON Schema text of the read's answer as the core declares it (the kinds it answers
+    /// with), checked before the answer is cut; `None` where the read answers no kind.
+    pub answer_schema: Option<&'static str>,
+    /// The tool's `outputSchema`: the answer's schema as the server hands it over (cut answers
+    /// may leave fields out; the `left_out` note may be added).
+    pub output_schema: Option<&'static str>,
     pub parameters: &'static [ParameterSpec],
 }
 
@@ -59,6 +79,8 @@ pub enum Shape {
     Text,
     TextList,
     Flag,
+    /// A whole number, 0 or more.
+    Count,
 }
 
 /// Whose words a tool is described in: the operator's, or a household member's (F13-R3).
@@ -125,9 +147,13 @@ impl ToolSpec {
             .destructive(self.annotations.destructive)
             .idempotent(self.annotations.idempotent)
             .open_world(false);
-        Tool::new(self.name, description, self.input_schema(audience))
+        let tool = Tool::new(self.name, description, self.input_schema(audience))
             .with_title(self.title)
-            .with_annotations(annotations)
+            .with_annotations(annotations);
+        match OUTPUT_SCHEMAS.get(self.name) {
+            Some(schema) => tool.with_raw_output_schema(schema.clone()),
+            None => tool,
+        }
     }
 
     /// The resource or resource template a read is also offered as, with the description its
@@ -246,7 +272,7 @@ mod tests {
                 }
             }
         }
-        assert_eq!(wanted.len(), 37);
+        assert_eq!(wanted.len(), 39);
         assert_eq!(forbidden.len(), 46);
         for tool in TOOLS {
             assert!(

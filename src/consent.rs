@@ -25,6 +25,7 @@ use serde_json::{Map, Value};
 
 use crate::hex::hex;
 use crate::lock::lock;
+use sha2::{Digest, Sha256};
 
 const PREFIX: &str = "lfmcp-offer1.";
 const AAD: &[u8] = b"lemonfiber-mcp sealed offer 1";
@@ -85,6 +86,27 @@ pub struct Opened {
     pub stack_offer: String,
     nonce: [u8; NONCE_LEN],
     expires: u64,
+}
+
+impl Opened {
+    /// The `Idempotency-Key` the act on this offer is sent with: one offer, one key, so the same
+    /// act sent twice (a client's retry, a second replica) is carried out once. It names the
+    /// offer by its nonce's digest and says nothing of the offer itself.
+    pub fn idempotency_key(&self) -> String {
+        let digest = Sha256::new()
+            .chain_update(b"lemonfiber-mcp idempotency key\0")
+            .chain_update(self.nonce)
+            .finalize();
+        format!("lfmcp-{}", hex(&digest))
+    }
+}
+
+/// The `Idempotency-Key` for an act no offer is needed for: a fresh one, so nothing sent later
+/// is mistaken for it.
+pub fn fresh_idempotency_key() -> Option<String> {
+    let mut bytes = [0u8; 16];
+    getrandom::fill(&mut bytes).ok()?;
+    Some(format!("lfmcp-{}", hex(&bytes)))
 }
 
 /// Why an offer was refused before the stack was asked.

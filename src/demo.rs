@@ -2,11 +2,16 @@
 //! this contract, with its own certificate and keys, for trying the server and for the tests.
 
 mod actions;
+mod again;
 mod api;
 mod control;
 mod household;
 mod keys;
+mod pictures;
+mod query;
 mod requests;
+#[cfg(test)]
+mod shapes;
 mod tls;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -47,6 +52,11 @@ pub struct Demo {
     capability_overrides: Mutex<BTreeMap<String, &'static str>>,
     /// Seconds the next request is told to wait, answered with `429`.
     throttle: Mutex<Option<u64>>,
+    /// Whether the next request is answered as one whose key came over a connection the stack
+    /// does not count as pinned (`ADMIT-11`).
+    not_pinned_next: Mutex<bool>,
+    /// Acts sent with an `Idempotency-Key`, and what they were answered.
+    answered: again::Answered,
 }
 
 impl Demo {
@@ -69,6 +79,18 @@ impl Demo {
     fn set_capability(&self, path: &str, state: &'static str) {
         if let Ok(mut overrides) = self.capability_overrides.lock() {
             overrides.insert(path.to_owned(), state);
+        }
+    }
+
+    fn take_not_pinned(&self) -> bool {
+        self.not_pinned_next
+            .lock()
+            .is_ok_and(|mut next| std::mem::take(&mut *next))
+    }
+
+    fn not_pinned_next(&self) {
+        if let Ok(mut next) = self.not_pinned_next.lock() {
+            *next = true;
         }
     }
 
@@ -125,6 +147,8 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         revoked: Mutex::default(),
         capability_overrides: Mutex::default(),
         throttle: Mutex::default(),
+        not_pinned_next: Mutex::default(),
+        answered: again::Answered::default(),
     });
 
     let listener =

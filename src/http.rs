@@ -248,6 +248,15 @@ async fn mcp(
                 "The stack is turning requests from this key away for now; wait before the next.",
             );
         }
+        Admission::NotPinned => {
+            return refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "stack_not_pinned",
+                "The stack does not count this server's connection as pinned (ADMIT-11), so it will not take the \
+                 key over it. The operator should check the stack's address and pin this server was given.",
+            )
+            .into_response();
+        }
         Admission::Unreachable => {
             return after(
                 5,

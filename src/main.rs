@@ -7,6 +7,7 @@ mod by_digest;
 mod catalogue;
 mod certs;
 mod config;
+mod conformance;
 mod consent;
 mod cut;
 mod demo;

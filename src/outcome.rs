@@ -7,12 +7,13 @@ mod clean;
 
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
-use serde_json::{Map, Value, json};
+use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use std::time::Duration;
 
 use crate::arguments::ArgumentProblem;
+use crate::conformance::{self, Mismatch};
 use crate::consent::OfferRefused;
 use crate::cut::{self, LeftOut};
 use crate::hex::hex;
@@ -20,7 +21,8 @@ use crate::jobs::JobState;
 use crate::redact::{self, Secrets};
 use crate::sentences::{self, DATA_END, DATA_START};
 use crate::server::Via;
-use crate::stack::{Body, Failure, File, Refusal, Reply};
+use crate::stack::{Body, Failure, File, IMAGE_LIMIT, Refusal, Reply};
+use crate::standing;
 
 /// What a call came to, before it is handed over.
 pub struct Answer {
@@ -31,6 +33,8 @@ pub struct Answer {
     left_out: LeftOut,
     file: Option<File>,
     is_error: bool,
+    /// Whether the data goes as structured content too, not only inside the text.
+    structured: bool,
 }
 
 /// What every answer for one key and tool is handed over with.
@@ -52,6 +56,8 @@ pub struct Framed {
     pub sentence: String,
     /// The stack's answer, cleaned and cut: what structured content carries.
     pub data: Option<Value>,
+    /// Whether `data` may go as structured content: not when it breaks the tool's output schema.
+    pub structured: bool,
     /// A file the stack answered with, handed over as a resource: a media type the server
     /// names, and the bytes (text withheld of secrets).
     pub file: Option<(&'static str, Vec<u8>)>,
@@ -69,6 +75,7 @@ impl Answer {
             left_out: LeftOut::default(),
             file: None,
             is_error: true,
+            structured: true,
         }
     }
 
@@ -88,6 +95,7 @@ impl Answer {
             mut left_out,
             file,
             is_error,
+            structured,
         } = self;
         let longest_note = 1 + sentences::left_out(u64::MAX, handover.narrowing).len();
         let budget = handover
@@ -123,6 +131,7 @@ impl Answer {
             text,
             sentence,
             data,
+            structured,
             file,
             is_error,
         }
@@ -134,16 +143,23 @@ impl Framed {
         let mut content = vec![ContentBlock::text(self.text)];
         if let Some((media_type, bytes)) = self.file {
             let blob = base64::engine::general_purpose::STANDARD.encode(bytes);
-            content.push(ContentBlock::resource(
-                ResourceContents::blob(blob, resource_uri).with_mime_type(media_type),
-            ));
+            // An image goes as image content, which an assistant can look at; never as text.
+            content.push(if media_type.starts_with("image/") {
+                ContentBlock::image(blob, media_type)
+            } else {
+                ContentBlock::resource(
+                    ResourceContents::blob(blob, resource_uri).with_mime_type(media_type),
+                )
+            });
         }
         let mut result = if self.is_error {
             CallToolResult::error(content)
         } else {
             CallToolResult::success(content)
         };
-        result.structured_content = self.data;
+        if self.structured {
+            result.structured_content = self.data;
+        }
         result
     }
 
@@ -160,7 +176,12 @@ impl Framed {
 pub fn answer(tool: &str, reply: Reply) -> Answer {
     let left_out = reply.left_out;
     let answer = match reply.body {
-        Body::Envelope(envelope) => Answer::with_data(sentences::answered(tool), envelope, false),
+        Body::Envelope(envelope) => {
+            match conformance::check(tool, &envelope, left_out.is_empty()) {
+                Ok(()) => Answer::with_data(sentences::answered(tool), envelope, false),
+                Err(mismatch) => unlike_the_contract(tool, envelope, mismatch),
+            }
+        }
         Body::Lines(lines) => Answer::with_data(
             sentences::answered_lines(tool),
             json!({ "lines": lines }),
@@ -176,13 +197,34 @@ pub fn answer(tool: &str, reply: Reply) -> Answer {
                     "attached": attached,
                 }
             });
+            let sentence = if file.is_image() {
+                sentences::answered_image(tool, attached, IMAGE_LIMIT)
+            } else {
+                sentences::answered_file(tool, attached)
+            };
             Answer {
                 file: Some(file),
-                ..Answer::with_data(sentences::answered_file(tool, attached), about, false)
+                ..Answer::with_data(sentence, about, false)
             }
         }
     };
     Answer { left_out, ..answer }
+}
+
+/// An answer whose shape is not the contract's: handed over as data all the same, as an error and
+/// never as structured content, which a client would check against the tool's output schema.
+fn unlike_the_contract(tool: &str, envelope: Value, mismatch: Mismatch) -> Answer {
+    let version = mismatch.api_version.as_ref().and_then(Value::as_u64);
+    let sentence =
+        sentences::unlike_the_contract(tool, version, mismatch.differences, &mismatch.first);
+    Answer {
+        structured: false,
+        ..Answer::with_data(
+            sentence,
+            json!({ "answer": envelope, "differences": mismatch.named }),
+            true,
+        )
+    }
 }
 
 /// The envelope of an answer, or what the stack answered instead of one.
@@ -292,22 +334,35 @@ pub fn failure(failure: &Failure, narrowing: &[&str]) -> Answer {
     }
 }
 
-/// A refusal hands over the Problem's code, summary and remedies; never its `detail`, which may
-/// carry what the stack knows of its own internals.
+/// A refusal hands over the Problem as the stack wrote it, whatever its shape, less every
+/// `detail` of it and of the problems it came from: that is the stack's own technical detail.
 fn problem_of(refusal: &Refusal) -> Value {
-    let mut problem = Map::new();
-    for field in ["code", "summary", "remedies"] {
-        if let Some(value) = refusal.problem.get(field) {
-            problem.insert(field.to_owned(), value.clone());
-        }
-    }
-    json!({ "status": refusal.status, "problem": problem })
+    json!({ "status": refusal.status, "problem": without_detail(refusal.problem.clone()) })
 }
+
+fn without_detail(problem: Value) -> Value {
+    let Value::Object(mut fields) = problem else {
+        return problem;
+    };
+    fields.remove("detail");
+    if let Some(cause) = fields.remove("cause") {
+        fields.insert("cause".to_owned(), without_detail(cause));
+    }
+    Value::Object(fields)
+}
+
+/// The stack did not take the `Idempotency-Key` an act was sent with.
+const NOT_AN_IDEMPOTENCY_KEY: &str = "ASK-12";
+/// The stack was sent this act's `Idempotency-Key` before, with another action or arguments.
+const IDEMPOTENCY_KEY_REUSED: &str = "ASK-13";
 
 fn refused(refusal: &Refusal) -> Answer {
     let sentence = match (refusal.status, refusal.code()) {
-        (429, _) | (_, Some("ADMIT-9")) => sentences::too_many(refusal.retry_after_seconds),
-        (403, Some("ADMIT-12")) => sentences::out_of_scope().to_owned(),
+        (429, _) => sentences::too_many(refusal.retry_after_seconds),
+        (403, Some(standing::OUT_OF_SCOPE)) => sentences::out_of_scope().to_owned(),
+        (403, Some(standing::NOT_PINNED)) => sentences::not_pinned().to_owned(),
+        (400, Some(NOT_AN_IDEMPOTENCY_KEY)) => sentences::idempotency_key_refused().to_owned(),
+        (400, Some(IDEMPOTENCY_KEY_REUSED)) => sentences::idempotency_key_reused().to_owned(),
         (status, _) => sentences::refused(status),
     };
     Answer::with_data(sentence, problem_of(refusal), true)
@@ -426,13 +481,27 @@ mod tests {
     fn a_refusal_never_hands_over_the_detail() {
         let refusal = Refusal {
             status: 403,
-            problem: json!({"code": "ADMIT-12", "summary": "s", "remedies": ["r"], "detail": "internal path /srv/x"}),
+            problem: json!({"code": "ADMIT-12", "summary": "s", "remedies": [{"action": "r", "detail": "how"}],
+                "detail": "internal path /srv/x", "since": "a newer core",
+                "cause": {"code": "STACK-1", "detail": "internal path /srv/y", "cause": {"detail": "/srv/z"}}}),
             retry_after_seconds: None,
         };
         let framed = framed(failure(&Failure::Refused(refusal), &[]), 48 * 1024);
         assert!(framed.is_error);
-        assert!(!framed.text.contains("/srv/x"));
-        assert!(framed.text.contains("ADMIT-12"));
+        for internal in ["/srv/x", "/srv/y", "/srv/z"] {
+            assert!(!framed.text.contains(internal), "{internal}");
+        }
+        let data = framed.data.expect("data");
+        assert_eq!(data["problem"]["code"], "ADMIT-12");
+        assert_eq!(
+            data["problem"]["since"], "a newer core",
+            "fields it does not know travel on"
+        );
+        assert_eq!(
+            data["problem"]["remedies"][0]["detail"], "how",
+            "a remedy keeps its own words"
+        );
+        assert_eq!(data["problem"]["cause"]["code"], "STACK-1");
     }
 
     #[test]
@@ -521,9 +590,10 @@ mod tests {
         fn the_framed_text_is_exactly_the_cleaned_data_inside_its_frame(data in any_json()) {
             let envelope = json!({"api_version": 1, "kind": "hostile", "data": data});
             let reply = Reply { status: 200, body: Body::Envelope(envelope.clone()), left_out: LeftOut::default() };
-            let framed = framed(answer("read_status", reply), 1024 * 1024);
+            // A read whose answer has no kind, so any envelope is one the server hands over.
+            let framed = framed(answer("read_logs", reply), 1024 * 1024);
             let (sentence, parsed) = unframe(&framed.text);
-            prop_assert_eq!(&sentence, &sentences::answered("read_status"));
+            prop_assert_eq!(&sentence, &sentences::answered("read_logs"));
             let cleaned = clean::clean(envelope);
             prop_assert_eq!(&parsed, &cleaned);
             prop_assert_eq!(framed.data.as_ref(), Some(&cleaned));
@@ -541,7 +611,7 @@ mod tests {
             let envelope = json!({"api_version": 1, "kind": "held", "data": {"items": items}});
             let cleaned = clean::clean(envelope.clone());
             let reply = Reply { status: 200, body: Body::Envelope(envelope), left_out: LeftOut::default() };
-            let framed = framed(answer("read_held", reply), result_limit);
+            let framed = framed(answer("read_logs", reply), result_limit);
             prop_assert!(framed.text.len() <= result_limit, "{} > {}", framed.text.len(), result_limit);
             let (sentence, parsed) = unframe(&framed.text);
             prop_assert_eq!(framed.data.as_ref(), Some(&parsed));

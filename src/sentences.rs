@@ -31,6 +31,21 @@ pub fn answered_lines(tool: &str) -> String {
     )
 }
 
+pub fn answered_image(tool: &str, attached: bool, limit: usize) -> String {
+    if attached {
+        format!(
+            "The stack answered {tool} with an image, attached as image content; what it is follows as data \
+             between the boundary lines."
+        )
+    } else {
+        format!(
+            "The stack answered {tool} with an image larger than the {} KiB this server hands over; its size and \
+             SHA-256 follow as data between the boundary lines, and the image is not attached.",
+            limit / 1024
+        )
+    }
+}
+
 pub fn answered_file(tool: &str, attached: bool) -> String {
     if attached {
         format!(
@@ -210,6 +225,26 @@ pub fn out_of_scope() -> &'static str {
      up to date with what the key may use. Its code, summary and remedies follow as data, between the boundary lines."
 }
 
+pub fn not_pinned() -> &'static str {
+    "The stack turned this request away as a setup problem, not a wrong key (ADMIT-11): it saw the key arrive \
+     from another machine over a connection it does not count as pinned, so it did nothing. The operator should \
+     check that this server reaches the stack at the address and pin the stack gave for this key (a key link \
+     carries both), and that nothing between them re-encrypts the connection. Its code, summary and remedies \
+     follow as data, between the boundary lines."
+}
+
+pub fn idempotency_key_refused() -> &'static str {
+    "The stack did not accept the key this server sends with an act so that it is carried out only once \
+     (ASK-12), so it did nothing. This is a fault of this server or of the stack, not of the request; the \
+     operator should report it. Its code, summary and remedies follow as data, between the boundary lines."
+}
+
+pub fn idempotency_key_reused() -> &'static str {
+    "The stack has already been sent this offer's act with another action or other arguments (ASK-13), so it \
+     did nothing more. Rehearse again, ask the person again, and act on the new offer. Its code, summary and \
+     remedies follow as data, between the boundary lines."
+}
+
 pub fn too_many(seconds: Option<u64>) -> String {
     let wait = match seconds {
         Some(seconds) => format!("wait {seconds} seconds before asking it anything more"),
@@ -262,6 +297,32 @@ pub fn unexpected(status: Option<u16>) -> String {
     }
 }
 
+/// An answer in a shape other than the contract's. `first` is a location in the contract's own
+/// schema, never the stack's text.
+pub fn unlike_the_contract(
+    tool: &str,
+    api_version: Option<u64>,
+    differences: usize,
+    first: &str,
+) -> String {
+    let version = match api_version {
+        Some(version) => format!(
+            "it says it speaks web API version {version}, and this server speaks version {}",
+            crate::conformance::API_VERSION
+        ),
+        None => format!(
+            "it differs from what web API version {} declares for {tool} in {differences} place(s), the first \
+             breaking {first}",
+            crate::conformance::API_VERSION
+        ),
+    };
+    format!(
+        "The stack answered {tool} in a shape this server does not know: {version}. The stack may be a newer \
+         (or older) lemonfiber than this server was built for. Its answer follows as data, between the boundary \
+         lines, with where it differs; do not rely on fields the server could not check."
+    )
+}
+
 pub fn parameters_of_the_wrong_shape() -> &'static str {
     "The parameters are not of the shape this method takes; nothing was done. Check them against the protocol \
      (a tool's arguments, for one, are an object)."
@@ -303,6 +364,7 @@ pub fn argument(problem: &ArgumentProblem, tool: &str) -> String {
         Fault::NotText => "must be a string".to_owned(),
         Fault::NotTextList => "must be a list of strings".to_owned(),
         Fault::NotFlag => "must be true or false".to_owned(),
+        Fault::NotCount => "must be a whole number, 0 or more".to_owned(),
         Fault::TooLong => "is longer than any value the stack takes".to_owned(),
         Fault::TooMany => "lists more values than the stack takes".to_owned(),
         Fault::NotAnIdentifier => {

@@ -19,7 +19,7 @@ use crate::arguments::Arguments;
 use crate::audit::{self, Decision};
 use crate::catalogue::{self, Action, Audience, Operation, ToolSpec};
 use crate::config::Conduct;
-use crate::consent::{OfferRefused, Seal};
+use crate::consent::{self, OfferRefused, Seal};
 use crate::jobs;
 use crate::offer::{self, Offer};
 use crate::outcome::{self, Answer, Handover};
@@ -274,7 +274,7 @@ impl LemonfiberServer {
                 .map(|reply| (reply.status, outcome::answer(tool.name, reply))),
             Operation::Rehearse(action) => self.rehearse(tool, action, &arguments).await,
             Operation::Act(action) => match self.consented(tool, action, &arguments) {
-                Ok(body) => self.act(tool, action, body).await,
+                Ok(consented) => self.act(tool, action, consented).await,
                 Err(why) => {
                     let rehearsal = action.rehearsal_tool().unwrap_or(tool.name);
                     return Ran::refused(
@@ -344,7 +344,7 @@ impl LemonfiberServer {
         arguments: &Arguments,
     ) -> Result<(u16, Answer), Failure> {
         let rehearsed = arguments.to_body();
-        let reply = self.stack.act(action, rehearsed.clone(), true).await?;
+        let reply = self.stack.rehearse(action, rehearsed.clone()).await?;
         let sealed = outcome::stack_offer(&reply).and_then(|stack_offer| {
             self.common.seal.seal(
                 &self.stack.key_digest(),
@@ -360,17 +360,21 @@ impl LemonfiberServer {
         ))
     }
 
-    /// The body an act is sent with: for an action that is rehearsed, the arguments sealed in
-    /// its offer with the stack's own offer (and `confirm`, if given); otherwise the arguments as
-    /// given. The offer is spent here, before anything is sent.
+    /// The body an act is sent with, and its `Idempotency-Key`: for an action that is
+    /// rehearsed, the arguments sealed in its offer with the stack's own offer (and `confirm`, if
+    /// given), under the offer's key; otherwise the arguments as given, under a fresh key. The
+    /// offer is spent here, before anything is sent.
     fn consented(
         &self,
         tool: &ToolSpec,
         action: Action,
         arguments: &Arguments,
-    ) -> Result<serde_json::Map<String, Value>, OfferRefused> {
+    ) -> Result<Consented, OfferRefused> {
         if action.rehearsal_tool().is_none() {
-            return Ok(arguments.to_body());
+            return Ok(Consented {
+                body: arguments.to_body(),
+                idempotency_key: consent::fresh_idempotency_key(),
+            });
         }
         let offer = arguments.text("offer").unwrap_or_default();
         let opened = self
@@ -378,12 +382,16 @@ impl LemonfiberServer {
             .seal
             .open(&offer, &self.stack.key_digest(), tool.name)?;
         self.common.seal.spend(&opened)?;
+        let idempotency_key = Some(opened.idempotency_key());
         let mut body = opened.arguments;
         body.insert("offer".to_owned(), Value::from(opened.stack_offer));
         if let Some(confirm) = arguments.flag("confirm") {
             body.insert("confirm".to_owned(), Value::Bool(confirm));
         }
-        Ok(body)
+        Ok(Consented {
+            body,
+            idempotency_key,
+        })
     }
 
     /// Acts once, never again on its own: a stale offer is said as such, and a job the action
@@ -392,9 +400,17 @@ impl LemonfiberServer {
         &self,
         tool: &ToolSpec,
         action: Action,
-        body: serde_json::Map<String, Value>,
+        consented: Consented,
     ) -> Result<(u16, Answer), Failure> {
-        let reply = match self.stack.act(action, body, false).await {
+        let Consented {
+            body,
+            idempotency_key,
+        } = consented;
+        let reply = match self
+            .stack
+            .act(action, body, idempotency_key.as_deref())
+            .await
+        {
             Ok(reply) => reply,
             Err(Failure::Refused(refusal)) if is_stale(action, &refusal) => {
                 let rehearsal = action.rehearsal_tool().unwrap_or(tool.name);
@@ -431,6 +447,14 @@ impl LemonfiberServer {
             }
         }
     }
+}
+
+/// What an act is sent with once the person's consent is checked.
+struct Consented {
+    body: serde_json::Map<String, Value>,
+    /// `None` only where no randomness could be had for a fresh key: the act is then sent as
+    /// every other client sends it, without one.
+    idempotency_key: Option<String>,
 }
 
 /// The tools listed in a position: what the key is offered, or, before the stack has ever

@@ -43,15 +43,28 @@ impl Position {
     }
 }
 
+/// NOT_ADMITTED: the request carried no key this stack admits.
+pub const NOT_ADMITTED: &str = "ADMIT-4";
+/// KEY_IN_THE_CLEAR: the key came from another machine over a connection the stack does not
+/// count as pinned. A setup problem, not a wrong key.
+pub const NOT_PINNED: &str = "ADMIT-11";
+/// NOT_FOR_A_KEY: the key's scope does not reach what was asked.
+pub const OUT_OF_SCOPE: &str = "ADMIT-12";
+
 /// A refusal that means the key itself is refused: wrong, revoked or unknown (all alike).
 pub fn refuses_the_key(refusal: &Refusal) -> bool {
-    refusal.status == 401 || (refusal.status == 403 && refusal.code() == Some("ADMIT-4"))
+    refusal.status == 401 || (refusal.status == 403 && refusal.code() == Some(NOT_ADMITTED))
 }
 
 /// A refusal that means the key's scope does not reach what was asked: what the server knew of
 /// its capabilities is out of date.
 pub fn out_of_scope(refusal: &Refusal) -> bool {
-    refusal.status == 403 && refusal.code() == Some("ADMIT-12")
+    refusal.status == 403 && refusal.code() == Some(OUT_OF_SCOPE)
+}
+
+/// A refusal that says the connection, not the key, is wrong (F13: the pin is the trust).
+pub fn not_pinned(refusal: &Refusal) -> bool {
+    refusal.status == 403 && refusal.code() == Some(NOT_PINNED)
 }
 
 impl KeyStanding {

@@ -18,7 +18,7 @@ mod mcp;
 use std::io::Write as _;
 
 use base64::Engine as _;
-use hostile::{HostileStack, INVISIBLE};
+use hostile::{HostileStack, INVISIBLE, LYING_SHAPE};
 use http_server::{HttpServer, call};
 use https::messages;
 use mcp::{Stdio, resident_kib, text_of, unframe};
@@ -111,13 +111,13 @@ async fn a_flood_of_log_lines_is_refused_whole_and_a_narrower_read_is_cut_at_who
         "the error says how to ask for less: {text}"
     );
 
-    let few = server.call("read_logs", json!({"tail": "20"})).await;
+    let few = server.call("read_logs", json!({"tail": 20})).await;
     assert_eq!(few.is_error, Some(false), "{}", text_of(&few));
     let few = unframe(&text_of(&few));
     assert_eq!(few.data["lines"].as_array().map(Vec::len), Some(20));
     assert!(few.data.get("left_out").is_none(), "nothing was left out");
 
-    let many = server.call("read_logs", json!({"tail": "20000"})).await;
+    let many = server.call("read_logs", json!({"tail": 20000})).await;
     assert_eq!(many.is_error, Some(false), "{}", text_of(&many));
     let text = text_of(&many);
     assert!(text.len() <= RESULT_LIMIT, "{} bytes", text.len());
@@ -438,4 +438,48 @@ async fn another_keys_offer_is_refused_before_the_stack() {
     let acts = acts(&stack);
     assert_eq!(acts.len(), 1);
     assert_eq!(acts[0]["body"]["services"], json!(["sonarr"]));
+}
+
+/// An answer of another web API version, or of a shape the contract does not give its kind, is
+/// handed over as data with `isError` and the mismatch named, and never as structured content a
+/// client would check against the tool's output schema (issue 9).
+#[tokio::test]
+async fn an_answer_unlike_the_contract_is_an_error_naming_the_mismatch_never_structured() {
+    let stack = HostileStack::start().await;
+    let server = against(&stack, KEY).await;
+    let version = server.call("read_version", json!({})).await;
+    assert_eq!(version.is_error, Some(true), "{}", text_of(&version));
+    assert!(version.structured_content.is_none());
+    let framed = unframe(&text_of(&version));
+    assert!(
+        framed.sentence.contains("web API version 2") && framed.sentence.contains("version 1"),
+        "{}",
+        framed.sentence
+    );
+    assert!(!framed.sentence.contains(LYING_SHAPE));
+    assert_eq!(
+        framed.data["answer"]["data"]["speaks"], LYING_SHAPE,
+        "still handed over, as data"
+    );
+
+    let alerts = server.call("read_alerts", json!({})).await;
+    assert_eq!(alerts.is_error, Some(true), "{}", text_of(&alerts));
+    assert!(alerts.structured_content.is_none());
+    let framed = unframe(&text_of(&alerts));
+    assert!(
+        framed
+            .sentence
+            .contains("differs from what web API version 1 declares for read_alerts"),
+        "{}",
+        framed.sentence
+    );
+    assert!(!framed.sentence.contains(LYING_SHAPE));
+    let differences = framed.data["differences"].as_array().expect("differences");
+    assert!(
+        differences
+            .iter()
+            .any(|difference| difference["at"] == "/data"
+                && difference["schema"] == "/$defs/AlertReport/required"),
+        "{differences:?}"
+    );
 }

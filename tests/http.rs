@@ -158,7 +158,7 @@ async fn a_session_is_bound_to_the_key_that_opened_it() {
         .iter()
         .find_map(|message| message["result"]["tools"].as_array().cloned())
         .expect("tools");
-    assert_eq!(tools.len(), 37);
+    assert_eq!(tools.len(), 39);
 
     let older = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
         "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}});

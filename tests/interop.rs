@@ -102,7 +102,11 @@ fn assert_acted(seen: &Value) {
             .contains("Call rehearse_downloads_pause first")
     );
     assert_eq!(act["with_offer"]["is_error"], false, "{seen}");
-    assert_eq!(act["with_offer"]["data"]["data"]["paused"], true, "{seen}");
+    assert_eq!(act["with_offer"]["data"]["state"], "finished", "{seen}");
+    assert_eq!(
+        act["with_offer"]["data"]["answer"]["data"]["clients"][0]["now"], "stopped",
+        "{seen}"
+    );
 }
 
 fn assert_read(seen: &Value, tools: usize) {
@@ -140,7 +144,7 @@ async fn the_python_sdk_over_stdio_in_auto_and_legacy_modes() {
         }
         let seen = python_client(&args).await;
         assert_eq!(seen["protocol"], protocol, "{seen}");
-        assert_read(&seen, 47);
+        assert_read(&seen, 49);
         assert_acted(&seen);
         assert!(
             seen["resources"]
@@ -168,7 +172,7 @@ async fn the_python_sdk_over_https_with_a_bearer_key_in_auto_and_legacy_modes() 
         ])
         .await;
         assert_eq!(seen["protocol"], protocol, "{seen}");
-        assert_read(&seen, 47);
+        assert_read(&seen, 49);
         assert_acted(&seen);
     }
 }
@@ -198,12 +202,14 @@ async fn two_clients_with_different_keys_at_once_each_get_their_own_tools() {
         &trust,
     ];
     let (read, member) = tokio::join!(python_client(&read), python_client(&member));
-    assert_read(&read, 37);
+    assert_read(&read, 39);
     assert_eq!(
         member["tools"],
         serde_json::json!([
             "read_held",
             "read_held_by_id",
+            "read_held_by_id_backdrop",
+            "read_held_by_id_poster",
             "read_playing",
             "read_requests",
             "read_watching"

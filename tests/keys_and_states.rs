@@ -15,9 +15,11 @@ use mcp::{Stdio, parameter_names, text_of, tool_named, unframe};
 use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
 
-const HOUSEHOLD_READS: [&str; 5] = [
+const HOUSEHOLD_READS: [&str; 7] = [
     "read_held",
     "read_held_by_id",
+    "read_held_by_id_backdrop",
+    "read_held_by_id_poster",
     "read_playing",
     "read_requests",
     "read_watching",
@@ -52,7 +54,7 @@ async fn each_key_is_offered_what_its_capabilities_and_words_allow_f13_r3() {
 
     let read = connected(&demo, &demo.read_key_file).await;
     let tools = read.client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 37);
+    assert_eq!(tools.len(), 39);
     assert!(names(&tools).iter().all(|name| name.starts_with("read_")));
     assert!(description(&tools, "read_migration").ends_with(&format!(
         "{UNCONFIGURED}: the operator must turn on its setting before it answers."
@@ -61,7 +63,7 @@ async fn each_key_is_offered_what_its_capabilities_and_words_allow_f13_r3() {
 
     let act = connected(&demo, &demo.act_key_file).await;
     let tools = act.client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 37 + 10, "reads, nine action tools and job");
+    assert_eq!(tools.len(), 39 + 10, "reads, nine action tools and job");
     assert!(
         !names(&tools).contains("connection"),
         "the connection tool is for before the stack answers"
@@ -119,7 +121,7 @@ async fn each_key_is_offered_what_its_capabilities_and_words_allow_f13_r3() {
         .list_all_resource_templates()
         .await
         .expect("templates");
-    assert_eq!(templates.len(), 1);
+    assert_eq!(templates.len(), 3, "a title, its poster and its backdrop");
     for technical in [
         "read_services",
         "read_logs",
@@ -254,7 +256,7 @@ async fn before_the_stack_answers_only_the_connection_tool_is_offered() {
             .await
             .expect("tools/list")
             .len(),
-        37
+        39
     );
     let _ = std::fs::remove_dir_all(keys);
 }

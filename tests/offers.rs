@@ -105,7 +105,7 @@ async fn only_the_offer_a_rehearsal_handed_out_acts_once_with_what_was_rehearsed
     let restarted = server.call("restart", json!({ "offer": offer })).await;
     assert_eq!(restarted.is_error, Some(false), "{}", text_of(&restarted));
     assert_eq!(
-        unframe(&text_of(&restarted)).data["answer"]["data"]["restarted"],
+        unframe(&text_of(&restarted)).data["answer"]["data"]["plan"]["services"],
         json!(["sonarr"]),
         "exactly what was rehearsed was restarted"
     );

@@ -13,7 +13,7 @@ use mcp::{Stdio, text_of, tool_named, unframe};
 use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use serde_json::{Value, json};
 
-const READ_COUNT: usize = 37;
+const READ_COUNT: usize = 39;
 
 async fn connected(demo: &DemoStack, key_file: &str) -> Stdio {
     Stdio::start(&[
@@ -129,13 +129,13 @@ async fn reads_with_path_and_repeatable_parameters_reach_the_stack_as_the_contra
         .as_ref()
         .expect("structured content");
     assert_eq!(structured["kind"], "title");
-    assert_eq!(structured["data"]["title"], "Paddington 2");
+    assert_eq!(structured["data"]["title"]["title"], "Paddington 2");
     assert_eq!(unframe(&text_of(&title)).data, *structured);
 
     let logs = server
         .call(
             "read_logs",
-            json!({"service": ["sonarr", "radarr"], "tail": "3"}),
+            json!({"service": ["sonarr", "radarr"], "tail": 3}),
         )
         .await;
     assert_eq!(logs.is_error, Some(false), "{}", text_of(&logs));
@@ -232,6 +232,8 @@ async fn a_resource_and_a_template_are_read() {
         template_uris,
         BTreeSet::from([
             "lemonfiber://read/held/{id}",
+            "lemonfiber://read/held/{id}/poster",
+            "lemonfiber://read/held/{id}/backdrop",
             "lemonfiber://read/bundle/{name}"
         ])
     );
@@ -344,11 +346,16 @@ async fn stack_text_stays_inside_the_delimited_block_f13_r14() {
             framed.data, structured,
             "the block and the structured content are the same answer"
         );
-        if let Some(title) = structured.pointer("/data/title").and_then(Value::as_str) {
+        if let Some(title) = structured
+            .pointer("/data/title/title")
+            .and_then(Value::as_str)
+        {
             longest = longest.max(title.len());
         }
         if tool == "read_held_by_id" && structured["data"]["id"] == "ttl-quiet-hours" {
-            let title = structured["data"]["title"].as_str().expect("title");
+            let title = structured["data"]["title"]["title"]
+                .as_str()
+                .expect("title");
             assert!(title.starts_with("The Quiet Hours"), "{title}");
         }
     }

@@ -51,7 +51,7 @@ async fn every_write_tool_carries_the_annotations_of_the_design_f13_r5() {
     let demo = DemoStack::start().await;
     let server = connected(&demo, &demo.act_key_file, "5").await;
     let tools = server.client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 37 + WRITE_TOOLS.len());
+    assert_eq!(tools.len(), 39 + WRITE_TOOLS.len());
     for (name, read_only, destructive, idempotent) in WRITE_TOOLS {
         let tool = tool_named(&tools, name);
         let annotations = tool.annotations.as_ref().expect("annotations");
@@ -121,7 +121,7 @@ async fn a_read_key_is_offered_no_write_tool() {
     let demo = DemoStack::start().await;
     let server = connected(&demo, &demo.read_key_file, "5").await;
     let tools = server.client.list_all_tools().await.expect("tools/list");
-    assert_eq!(tools.len(), 37);
+    assert_eq!(tools.len(), 39);
     assert!(
         tools.iter().all(|tool| tool.name.starts_with("read_")),
         "only reads"
@@ -183,7 +183,10 @@ async fn every_action_is_rehearsed_then_taken_on_its_offer_f13_r4() {
         restarted["state"], "finished",
         "the job was followed to its end: {restarted}"
     );
-    assert_eq!(restarted["answer"]["data"]["restarted"], json!(["sonarr"]));
+    assert_eq!(
+        restarted["answer"]["data"]["plan"]["services"],
+        json!(["sonarr"])
+    );
 
     let updated = rehearse_and_act(
         &server,
@@ -194,7 +197,10 @@ async fn every_action_is_rehearsed_then_taken_on_its_offer_f13_r4() {
     .await;
     let updated = unframe(&text_of(&updated)).data;
     assert_eq!(updated["state"], "finished", "{updated}");
-    assert_eq!(updated["answer"]["data"]["updated"], "jellyfin");
+    assert_eq!(
+        updated["answer"]["data"]["applied"][0]["service"],
+        "jellyfin"
+    );
 
     let paused = rehearse_and_act(
         &server,
@@ -204,14 +210,16 @@ async fn every_action_is_rehearsed_then_taken_on_its_offer_f13_r4() {
     )
     .await;
     assert_eq!(paused.is_error, Some(false), "{}", text_of(&paused));
-    assert_eq!(unframe(&text_of(&paused)).data["data"]["paused"], true);
+    let paused = unframe(&text_of(&paused)).data;
+    assert_eq!(paused["state"], "finished", "{paused}");
+    assert_eq!(paused["answer"]["data"]["clients"][0]["now"], "stopped");
     let status = server
         .call("read_status", json!({}))
         .await
         .structured_content
         .expect("status");
     assert_eq!(
-        status["data"]["downloads"]["paused_all"], true,
+        status["data"]["condition"], "partial",
         "pausing changes the status"
     );
     let stuck = server
@@ -220,7 +228,7 @@ async fn every_action_is_rehearsed_then_taken_on_its_offer_f13_r4() {
         .structured_content
         .expect("stuck");
     assert_eq!(
-        stuck["data"]["stuck"],
+        stuck["data"]["items"],
         json!([]),
         "nothing counts as stuck while paused"
     );
@@ -232,17 +240,21 @@ async fn every_action_is_rehearsed_then_taken_on_its_offer_f13_r4() {
         json!({}),
     )
     .await;
-    assert_eq!(unframe(&text_of(&resumed)).data["data"]["paused"], false);
+    let resumed = unframe(&text_of(&resumed)).data;
+    assert_eq!(resumed["state"], "finished", "{resumed}");
+    assert_eq!(resumed["answer"]["data"]["clients"][0]["now"], "fetching");
     let status = server
         .call("read_status", json!({}))
         .await
         .structured_content
         .expect("status");
-    assert_eq!(status["data"]["downloads"]["paused_all"], false);
+    assert_eq!(status["data"]["condition"], "degraded");
 
     let diagnosed = server.call("diagnose", json!({"only": "disk-space"})).await;
     assert_eq!(diagnosed.is_error, Some(false), "{}", text_of(&diagnosed));
-    let checks = unframe(&text_of(&diagnosed)).data["data"]["checks"].clone();
+    let diagnosed = unframe(&text_of(&diagnosed)).data;
+    assert_eq!(diagnosed["state"], "finished", "{diagnosed}");
+    let checks = diagnosed["answer"]["data"]["findings"].clone();
     assert_eq!(checks.as_array().map(Vec::len), Some(1));
 
     // Each rehearsal and each action reached the stack exactly once: actions are never retried.
@@ -344,7 +356,7 @@ async fn a_job_still_running_is_answered_later_by_the_job_tool() {
     assert_eq!(finished.is_error, Some(false));
     let finished = unframe(&text_of(&finished)).data;
     assert_eq!(finished["state"], "finished", "{finished}");
-    assert_eq!(finished["answer"]["data"]["updated"], "core");
+    assert_eq!(finished["answer"]["data"]["state"], "updated");
 
     let unknown = server.call("job", json!({"job": "job-9999"})).await;
     assert_eq!(unknown.is_error, Some(true));

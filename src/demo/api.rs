@@ -2,7 +2,7 @@
 //! integration keys, answered as the real core answers them.
 
 use std::collections::BTreeMap;
-use std::sync::Arc;
+use std::sync::{Arc, LazyLock};
 
 use axum::Router;
 use axum::body::Bytes;
@@ -13,17 +13,20 @@ use serde_json::{Map, Value, json};
 
 use super::Demo;
 use super::actions::{self, Acted};
+use super::again::{self, Claim};
 use super::household::{Answer, Query};
 use super::keys::Scope;
+use super::pictures;
 use super::requests::Received;
-use crate::catalogue::{self, Operation};
 use crate::stack::credential::TOKEN_HEADER;
 
 /// The reads a household member's key may reach.
-const MEMBER_READS: [&str; 5] = [
+const MEMBER_READS: [&str; 7] = [
     "/api/requests",
     "/api/held",
     "/api/held/{id}",
+    "/api/held/{id}/poster",
+    "/api/held/{id}/backdrop",
     "/api/watching",
     "/api/playing",
 ];
@@ -41,6 +44,12 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
         Some((scope, admitted)) => (Some(scope), admitted),
         None => (None, false),
     };
+    let idempotency_key = again::key_of(request.headers());
+    let key_sent = request
+        .headers()
+        .get(again::HEADER)
+        .and_then(|key| key.to_str().ok())
+        .map(str::to_owned);
     let body = axum::body::to_bytes(request.into_body(), BODY_LIMIT)
         .await
         .unwrap_or_default();
@@ -51,6 +60,7 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
         body: serde_json::from_slice(&body).ok(),
         scope: scope.as_ref().map(Scope::label),
         admitted,
+        idempotency_key: key_sent,
     });
     let Some(scope) = scope.filter(|_| admitted) else {
         return problem(
@@ -60,6 +70,14 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
             &["Ask the operator for a new integration key."],
         );
     };
+    if demo.take_not_pinned() {
+        return problem(
+            StatusCode::FORBIDDEN,
+            "ADMIT-11",
+            "This key came from another machine over a connection its pin does not verify.",
+            &["Reach the stack at the address and pin its key link gives."],
+        );
+    }
     if let Some(seconds) = demo.take_throttle() {
         let mut refused = problem(
             StatusCode::TOO_MANY_REQUESTS,
@@ -79,16 +97,29 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
         (Method::GET, "/api/capabilities") => {
             envelope(StatusCode::OK, "capabilities", capabilities(&demo, &scope))
         }
-        (Method::POST, action) if action.starts_with("/api/actions/") => act(
-            &demo,
-            &scope,
-            action.trim_start_matches("/api/actions/"),
-            &body,
-        ),
+        (Method::POST, action) if action.starts_with("/api/actions/") => match idempotency_key {
+            Ok(key) => act(
+                &demo,
+                &scope,
+                action.trim_start_matches("/api/actions/"),
+                &body,
+                key.as_deref(),
+            ),
+            Err(()) => problem(
+                StatusCode::BAD_REQUEST,
+                "ASK-12",
+                "An Idempotency-Key is one to 255 visible characters, given once.",
+                &["Send the key once, as up to 255 visible characters with no spaces."],
+            ),
+        },
         (Method::GET, job) if job.starts_with("/api/jobs/") => {
             match state_for(&demo, &scope, "/api/jobs/{job}") {
                 "unpermitted" => out_of_scope(),
-                _ => acted(demo.actions.job(job.trim_start_matches("/api/jobs/"))),
+                _ => {
+                    let (status, answer) =
+                        answer_of(demo.actions.job(job.trim_start_matches("/api/jobs/")));
+                    respond(status, &answer)
+                }
             }
         }
         (Method::GET, read) => self::read(&demo, &scope, read, query.as_deref()),
@@ -106,6 +137,25 @@ fn read(demo: &Demo, scope: &Scope, path: &str, query: Option<&str>) -> Response
         .is_some_and(|template| state_for(demo, scope, template) != "unpermitted");
     if !reaches {
         return out_of_scope();
+    }
+    if let Some((id, picture)) = pictures::picture(path) {
+        let held = demo.household.read(
+            &format!("/api/held/{id}"),
+            &Query::parse(None),
+            scope,
+            false,
+        );
+        return match held {
+            Answer::Envelope { .. } => {
+                ([(header::CONTENT_TYPE, pictures::MEDIA_TYPE)], picture).into_response()
+            }
+            _ => problem(
+                StatusCode::NOT_FOUND,
+                "PLAY-9",
+                "No title by that identifier is held, so it has no picture.",
+                &[],
+            ),
+        };
     }
     match demo.household.read(
         path,
@@ -134,7 +184,13 @@ fn read(demo: &Demo, scope: &Scope, path: &str, query: Option<&str>) -> Response
     }
 }
 
-fn act(demo: &Demo, scope: &Scope, action: &str, body: &Bytes) -> Response {
+fn act(
+    demo: &Demo,
+    scope: &Scope,
+    action: &str,
+    body: &Bytes,
+    idempotency_key: Option<&str>,
+) -> Response {
     let capability = format!("/api/actions/{action}");
     if !actions::is_key_callable(action) || state_for(demo, scope, &capability) != "available" {
         return out_of_scope();
@@ -144,33 +200,67 @@ fn act(demo: &Demo, scope: &Scope, action: &str, body: &Bytes) -> Response {
         _ => {
             return problem(
                 StatusCode::BAD_REQUEST,
-                "ASK-3",
-                "The action's body is not a JSON object.",
+                "ASK-6",
+                "The action's body is not arguments it can read.",
                 &[],
             );
         }
     };
-    acted(demo.actions.act(action, &body))
+    let caller = scope.label();
+    if let Some(key) = idempotency_key {
+        match demo.answered.claim(&caller, key, action, &body) {
+            Claim::First => {}
+            Claim::Again { status, answer } => return respond(status, &answer),
+            Claim::Otherwise => {
+                return problem(
+                    StatusCode::BAD_REQUEST,
+                    "ASK-13",
+                    "This Idempotency-Key was already sent with another action or other arguments.",
+                    &["Send a new key with each new attempt."],
+                );
+            }
+        }
+    }
+    let (status, answer) = answer_of(demo.actions.act(action, &body));
+    if let Some(key) = idempotency_key {
+        demo.answered
+            .keep(&caller, key, action, &body, status, &answer);
+    }
+    respond(status, &answer)
 }
 
-fn acted(acted: Acted) -> Response {
+/// An action's or a job's answer: its status and envelope.
+fn answer_of(acted: Acted) -> (u16, Value) {
     match acted {
-        Acted::Answer { status, kind, data } => envelope(
-            StatusCode::from_u16(status).unwrap_or(StatusCode::OK),
-            &kind,
-            data,
-        ),
+        Acted::Answer { status, kind, data } => (status, enveloped(&kind, data)),
         Acted::Refused {
             status,
             code,
             summary,
-        } => problem(
-            StatusCode::from_u16(status).unwrap_or(StatusCode::BAD_REQUEST),
-            code,
-            &summary,
-            &["Rehearse again, and act on the new offer."],
+        } => (
+            status,
+            enveloped(
+                "error",
+                problem_data(
+                    code,
+                    &summary,
+                    &["Rehearse again, and act on the new offer."],
+                ),
+            ),
         ),
     }
+}
+
+fn respond(status: u16, answer: &Value) -> Response {
+    (
+        StatusCode::from_u16(status).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR),
+        [(
+            header::CONTENT_TYPE,
+            HeaderValue::from_static("application/json"),
+        )],
+        answer.to_string(),
+    )
+        .into_response()
 }
 
 fn out_of_scope() -> Response {
@@ -189,10 +279,30 @@ fn scope_of(demo: &Demo, headers: &HeaderMap) -> Option<(Scope, bool)> {
     Some((key.scope.clone(), !demo.is_revoked(&key.scope)))
 }
 
-/// The contract path a request is for: `/api/held/ttl-x` → `/api/held/{id}`.
+/// Every path the contract lets a key use, as the core's capabilities read names them: each
+/// read and the jobs path, and each key-callable action. Taken from the contract itself, not
+/// from the server's catalogue, so a test of the server against the demo is not circular.
+static CONTRACT_PATHS: LazyLock<Vec<(String, bool)>> = LazyLock::new(|| {
+    let contract: Value =
+        serde_json::from_str(include_str!("../../contract/openapi.json")).unwrap_or_default();
+    let mut paths = Vec::new();
+    for (path, item) in contract["paths"].as_object().into_iter().flatten() {
+        if item.get("get").is_some() && path != "/api/capabilities" {
+            paths.push((path.clone(), false));
+        }
+        if item["post"]["x-lemonfiber-key-callable"] == Value::Bool(true) {
+            paths.push((path.clone(), true));
+        }
+    }
+    paths
+});
+
+/// The contract path a read is for: `/api/held/ttl-x` → `/api/held/{id}`.
 fn capability_of(path: &str) -> Option<&'static str> {
-    catalogue::reads()
-        .map(|tool| tool.capability)
+    CONTRACT_PATHS
+        .iter()
+        .filter(|(_, action)| !action)
+        .map(|(template, _)| template.as_str())
         .find(|template| {
             let mut template_parts = template.split('/');
             let mut path_parts = path.split('/');
@@ -231,36 +341,41 @@ fn state_for(demo: &Demo, scope: &Scope, path: &str) -> &'static str {
 
 /// Every read, job and key-callable action of the contract, in the state this scope has for it.
 fn capabilities(demo: &Demo, scope: &Scope) -> Value {
-    let states: BTreeMap<&str, &str> = catalogue::TOOLS
+    let states: BTreeMap<&str, &str> = CONTRACT_PATHS
         .iter()
-        .filter(|tool| tool.operation != Operation::Connection)
-        .map(|tool| (tool.capability, state_for(demo, scope, tool.capability)))
+        .map(|(path, _)| (path.as_str(), state_for(demo, scope, path)))
         .collect();
     json!({ "capabilities": states, "scope": scope.kind(), "stack": demo.household.stack })
 }
 
+/// The envelope every JSON answer of the core comes in.
+pub(super) fn enveloped(kind: &str, data: Value) -> Value {
+    json!({ "api_version": 1, "kind": kind, "data": data, "host": "demo" })
+}
+
 fn envelope(status: StatusCode, kind: &str, data: Value) -> Response {
-    let body = json!({ "api_version": 1, "kind": kind, "data": data, "host": "demo" });
-    (
-        status,
-        [(
-            header::CONTENT_TYPE,
-            HeaderValue::from_static("application/json"),
-        )],
-        body.to_string(),
-    )
-        .into_response()
+    respond(status.as_u16(), &enveloped(kind, data))
 }
 
 fn problem(status: StatusCode, code: &str, summary: &str, remedies: &[&str]) -> Response {
-    let data = json!({
+    envelope(status, "error", problem_data(code, summary, remedies))
+}
+
+/// A refusal in the core's shape: a Problem whose remedies are objects, with the technical
+/// `detail` the server must never hand over.
+pub(super) fn problem_data(code: &str, summary: &str, remedies: &[&str]) -> Value {
+    let remedies: Vec<Value> = remedies
+        .iter()
+        .map(|remedy| json!({ "action": remedy, "detail": null }))
+        .collect();
+    json!({
         "code": code,
         "severity": "error",
-        "state": "refused",
+        "state": if remedies.is_empty() { "unknown" } else { "actionable" },
         "summary": summary,
         "meaning": summary,
         "remedies": remedies,
         "detail": "demo stack internals: /srv/lemonfiber/core",
-    });
-    envelope(status, "error", data)
+        "cause": null,
+    })
 }

@@ -22,6 +22,7 @@ pub fn router(demo: Arc<Demo>) -> Router {
         .route("/revoke/{scope}", post(revoke))
         .route("/capability", post(capability))
         .route("/throttle", post(throttle))
+        .route("/not-pinned", post(not_pinned))
         .with_state(demo)
 }
 
@@ -95,4 +96,11 @@ async fn throttle(
         }
         None => StatusCode::BAD_REQUEST,
     }
+}
+
+/// The next request to the stack is answered as the core answers a key that came from another
+/// machine over a connection its pin does not verify: `403` with `ADMIT-11`.
+async fn not_pinned(State(demo): State<Arc<Demo>>) -> StatusCode {
+    demo.not_pinned_next();
+    StatusCode::NO_CONTENT
 }

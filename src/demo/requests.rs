@@ -15,6 +15,8 @@ pub struct Received {
     pub scope: Option<String>,
     /// Whether that key was admitted (false once it is revoked).
     pub admitted: bool,
+    /// The `Idempotency-Key` an action was sent with.
+    pub idempotency_key: Option<String>,
 }
 
 #[derive(Default)]

@@ -79,6 +79,8 @@ pub enum Admission {
     Throttled(Option<u64>),
     /// The stack could not be asked.
     Unreachable,
+    /// The stack does not count this server's connection as pinned (ADMIT-11): a setup problem.
+    NotPinned,
 }
 
 /// The outcome of the one check a new key gets, shared by every request that waits on it.
@@ -88,6 +90,7 @@ enum Checked {
     Refused,
     Throttled(Option<u64>),
     Unreachable,
+    NotPinned,
 }
 
 /// Every accepted key's service, the refused keys, and what a key's service is made with.
@@ -165,6 +168,7 @@ impl KeyServices {
             Checked::Refused => Admission::Refused,
             Checked::Throttled(seconds) => Admission::Throttled(seconds),
             Checked::Unreachable => Admission::Unreachable,
+            Checked::NotPinned => Admission::NotPinned,
         }
     }
 
@@ -190,6 +194,7 @@ impl KeyServices {
                 self.refused.unknown(digest);
                 Checked::Refused
             }
+            Err(Failure::Refused(refusal)) if standing::not_pinned(&refusal) => Checked::NotPinned,
             Err(Failure::Refused(refusal)) if refusal.status == 429 => {
                 Checked::Throttled(refusal.retry_after_seconds)
             }

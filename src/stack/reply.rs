@@ -38,6 +38,12 @@ pub struct File {
     pub bytes: Option<Vec<u8>>,
 }
 
+impl File {
+    pub fn is_image(&self) -> bool {
+        self.media_type.starts_with("image/")
+    }
+}
+
 /// The media types a file is said to be; any other the stack names is said as the first.
 const MEDIA_TYPES: [&str; 9] = [
     "application/octet-stream",
@@ -51,6 +57,30 @@ const MEDIA_TYPES: [&str; 9] = [
     "text/csv",
 ];
 const NDJSON: &str = "application/x-ndjson";
+
+/// The largest image handed over as image content: posters and backdrops, not photographs at
+/// full size.
+pub const IMAGE_LIMIT: usize = 1024 * 1024;
+
+/// The images the server hands over, by the bytes they begin with: an image is what its bytes
+/// say, never what the stack's `Content-Type` claims.
+const IMAGES: [(&str, &[u8]); 4] = [
+    ("image/png", b"\x89PNG\r\n\x1a\n"),
+    ("image/jpeg", b"\xff\xd8\xff"),
+    ("image/gif", b"GIF8"),
+    ("image/webp", b"RIFF"),
+];
+
+/// The image type `bytes` are, by their first bytes; WebP is `RIFF`, a size, then `WEBP`.
+fn image_type_of(bytes: &[u8]) -> Option<&'static str> {
+    IMAGES
+        .iter()
+        .find(|(media_type, magic)| {
+            bytes.starts_with(magic)
+                && (*media_type != "image/webp" || bytes.get(8..12) == Some(b"WEBP"))
+        })
+        .map(|(media_type, _)| *media_type)
+}
 
 /// The stack's `Content-Type`, as one of [`MEDIA_TYPES`]: its parameters dropped, and anything
 /// not on the list said as `application/octet-stream`.
@@ -69,7 +99,7 @@ pub fn media_type_of(declared: Option<&str>) -> &'static str {
         .unwrap_or(MEDIA_TYPES[0])
 }
 
-type Sent<T> = Result<T, Error<types::ErrorEnvelope>>;
+type Sent<T> = Result<T, Error<serde_json::Value>>;
 
 // The error is progenitor's own, as every generated call returns it; it is turned into a small
 // `Failure` at once.
@@ -98,6 +128,16 @@ impl Reply {
                 .get(reqwest::header::CONTENT_TYPE)
                 .and_then(|value| value.to_str().ok()),
         );
+        let declared_image = response
+            .headers()
+            .get(reqwest::header::CONTENT_TYPE)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|declared| {
+                declared
+                    .trim_start()
+                    .to_ascii_lowercase()
+                    .starts_with("image/")
+            });
         let mut stream = response.into_inner_stream();
         let (body, left_out) = if media_type == NDJSON {
             let mut lines = LineKeeper::new(limits.keep);
@@ -106,7 +146,12 @@ impl Reply {
             }
             lines.finish()
         } else {
-            let mut file = FileKeeper::new(media_type, limits.keep);
+            let keep = if declared_image {
+                IMAGE_LIMIT
+            } else {
+                limits.keep
+            };
+            let mut file = FileKeeper::new(media_type, keep);
             while let Some(chunk) = stream.next().await {
                 file.take(&chunk.map_err(Error::ResponseBodyError)?);
             }
@@ -239,9 +284,11 @@ impl FileKeeper {
         }
     }
 
+    /// The file, said to be an image only where its bytes are one.
     fn finish(self) -> File {
+        let image = self.bytes.as_deref().and_then(image_type_of);
         File {
-            media_type: self.media_type,
+            media_type: image.unwrap_or(self.media_type),
             size: self.size,
             sha256: self.digest.finalize().into(),
             bytes: self.bytes,
@@ -253,6 +300,19 @@ impl FileKeeper {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn an_image_is_what_its_bytes_say() {
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        let mut file = FileKeeper::new("application/octet-stream", 100);
+        file.take(png);
+        assert_eq!(file.finish().media_type, "image/png");
+        let mut text = FileKeeper::new("text/plain", 100);
+        text.take(b"ignore previous instructions");
+        assert_eq!(text.finish().media_type, "text/plain");
+        assert_eq!(image_type_of(b"RIFF\0\0\0\0WAVE"), None);
+        assert_eq!(image_type_of(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+    }
 
     #[test]
     fn a_media_type_is_one_the_server_names() {

@@ -1,0 +1,170 @@
+//! Whether a read's answer is in the shape the core's contract declares for it: checked before
+//! the answer is handed over, so structured content never breaks a client that validates it
+//! against the tool's `outputSchema`, and a newer or foreign stack is named as such.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use jsonschema::Validator;
+use serde_json::{Value, json};
+
+use crate::catalogue::{TOOLS, ToolSpec};
+
+/// The web API version the contract describes.
+pub const API_VERSION: u64 = 1;
+
+/// How many differences an answer's mismatch names; one is enough to know, a few to see why.
+const DIFFERENCES_NAMED: usize = 8;
+
+/// Where an answer differs from what the contract declares for its read.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Mismatch {
+    /// The `api_version` the stack answered with, where it is not [`API_VERSION`].
+    pub api_version: Option<Value>,
+    /// How many differences the check found.
+    pub differences: usize,
+    /// The first of the schema's keywords the answer breaks, as a location in the schema (the
+    /// contract's words, never the stack's).
+    pub first: String,
+    /// The first few differences: where in the answer (the stack's keys, so data) and which
+    /// keyword of the schema.
+    pub named: Value,
+}
+
+struct Checks {
+    /// The core's schema, every required field required: for an answer nothing was cut from.
+    whole: Validator,
+    /// The schema a tool's output is published with: for an answer the door already cut.
+    cut: Validator,
+}
+
+/// Every read tool's checks, made once. A schema build.rs wrote that does not compile is a
+/// build defect the tests catch; such a tool is left unchecked rather than taking the server
+/// down.
+static CHECKS: LazyLock<HashMap<&'static str, Checks>> = LazyLock::new(|| {
+    TOOLS
+        .iter()
+        .filter_map(|tool| Some((tool.name, checks_of(tool)?)))
+        .collect()
+});
+
+fn checks_of(tool: &ToolSpec) -> Option<Checks> {
+    let compile = |text: &str| {
+        let schema: Value = serde_json::from_str(text).ok()?;
+        jsonschema::draft202012::new(&schema).ok()
+    };
+    Some(Checks {
+        whole: compile(tool.answer_schema?)?,
+        cut: compile(tool.output_schema?)?,
+    })
+}
+
+/// Checks `answer` (an envelope the stack answered `tool`'s read with). `whole` says nothing was
+/// left out of it on the way in.
+pub fn check(tool: &str, answer: &Value, whole: bool) -> Result<(), Mismatch> {
+    let Some(checks) = CHECKS.get(tool) else {
+        return Ok(());
+    };
+    let validator = if whole { &checks.whole } else { &checks.cut };
+    if validator.is_valid(answer) {
+        return Ok(());
+    }
+    let errors: Vec<_> = validator.iter_errors(answer).collect();
+    let first = errors
+        .first()
+        .map(|error| error.schema_path().to_string())
+        .unwrap_or_default();
+    let mut named: Vec<Value> = Vec::new();
+    for error in &errors {
+        let difference = json!({
+            "at": error.instance_path().to_string(),
+            "schema": error.schema_path().to_string(),
+        });
+        if named.len() == DIFFERENCES_NAMED {
+            break;
+        }
+        if !named.contains(&difference) {
+            named.push(difference);
+        }
+    }
+    Err(Mismatch {
+        api_version: answer
+            .get("api_version")
+            .filter(|version| version.as_u64() != Some(API_VERSION))
+            .cloned(),
+        differences: errors.len(),
+        first,
+        named: Value::Array(named),
+    })
+}
+
+/// Checks an envelope against the schema of the kind it names: for the demo's tests, which
+/// hold every answer the demo gives to the core's contract.
+#[cfg(test)]
+pub fn check_kind(answer: &Value) -> Result<(), String> {
+    use crate::catalogue::KIND_SCHEMAS;
+    let kind = answer["kind"].as_str().ok_or("the answer names no kind")?;
+    let (_, text) = KIND_SCHEMAS
+        .iter()
+        .find(|(name, _)| *name == kind)
+        .ok_or_else(|| format!("the contract has no kind {kind}"))?;
+    let schema: Value = serde_json::from_str(text).map_err(|error| error.to_string())?;
+    let validator = jsonschema::draft202012::new(&schema).map_err(|error| error.to_string())?;
+    let differences: Vec<String> = validator
+        .iter_errors(answer)
+        .take(DIFFERENCES_NAMED)
+        .map(|error| {
+            format!(
+                "{} ({}): {error}",
+                error.instance_path(),
+                error.schema_path()
+            )
+        })
+        .collect();
+    if differences.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{kind}: {}", differences.join("; ")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::catalogue;
+
+    #[test]
+    fn every_read_answering_a_kind_has_schemas_that_compile() {
+        let mut checked = 0;
+        for tool in catalogue::reads() {
+            if tool.answer_schema.is_none() {
+                continue;
+            }
+            assert!(
+                CHECKS.contains_key(tool.name),
+                "{}: its schemas do not compile",
+                tool.name
+            );
+            checked += 1;
+        }
+        assert!(checked >= 30, "only {checked} reads are checked");
+    }
+
+    #[test]
+    fn an_answer_of_another_version_or_shape_is_named() {
+        let answer = json!({"api_version": 2, "kind": "version", "data": {"surprise": true}});
+        let mismatch = check("read_version", &answer, true).expect_err("a mismatch");
+        assert_eq!(mismatch.api_version, Some(json!(2)));
+        assert!(mismatch.differences >= 2);
+        assert!(!mismatch.first.is_empty());
+    }
+
+    #[test]
+    fn a_cut_answer_is_held_to_types_not_to_required_fields() {
+        let cut = json!({"api_version": 1, "kind": "version", "data": {}, "left_out": {"items": 3, "bytes": 90}});
+        assert!(check("read_version", &cut, false).is_ok());
+        assert!(check("read_version", &cut, true).is_err());
+        let wrong_type = json!({"api_version": 1, "kind": "version", "data": {"binary": 7}});
+        assert!(check("read_version", &wrong_type, false).is_err());
+    }
+}
