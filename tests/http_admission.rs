@@ -489,3 +489,36 @@ async fn a_key_refused_after_it_was_accepted_is_never_sent_again() {
         "sent once after it was revoked, to learn so, and never again"
     );
 }
+
+/// A key the stack turns away because the connection is not one it counts as pinned (ADMIT-11)
+/// is a setup problem, not a refused key: answered 503 naming it, and taken once the stack
+/// takes it (issue 9).
+#[tokio::test]
+async fn a_connection_the_stack_does_not_count_as_pinned_is_not_a_refused_key() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let read = demo.key(&demo.read_key_file);
+    demo.control("not-pinned").await;
+    let turned_away = server
+        .post(Some(&read), &initialize())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(turned_away.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body = turned_away.text().await.expect("a body");
+    assert!(
+        body.contains("stack_not_pinned") && body.contains("ADMIT-11"),
+        "{body}"
+    );
+    let session = server.open_session(&read).await;
+    let status = result_of(
+        server
+            .in_session(&read, &session, &call(2, "read_status", json!({})))
+            .await,
+    )
+    .await;
+    assert_eq!(
+        status["isError"], false,
+        "the key was not refused: {status}"
+    );
+}
