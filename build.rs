@@ -93,6 +93,8 @@ struct ContractTool {
     parameters: Vec<ContractParameter>,
     /// Whether a success answers an envelope (JSON) rather than lines or a file.
     answers_json: bool,
+    /// Whether a success answers an image (`image/*`), handed over as one.
+    answers_image: bool,
     action: Option<ActionFlags>,
     /// A read a household member's key may reach (`x-lemonfiber-household`).
     household: bool,
@@ -216,6 +218,7 @@ fn server_tools() -> Vec<ContractTool> {
         role: Role::Connection,
         parameters: Vec::new(),
         answers_json: true,
+        answers_image: false,
         action: None,
         household: false,
     }]
@@ -286,6 +289,9 @@ fn read_tool(path: &str, get: &Operation) -> Result<ContractTool, Problems> {
     if !problems.is_empty() {
         return Err(problems);
     }
+    let answers_image = get.responses.responses.iter().any(|(_, response)| {
+        matches!(response, ReferenceOr::Item(response) if response.content.keys().any(|media| media.starts_with("image/")))
+    });
     let answers_json = get.responses.responses.iter().any(|(_, response)| {
         matches!(response, ReferenceOr::Item(response) if response.content.contains_key("application/json"))
     });
@@ -296,6 +302,7 @@ fn read_tool(path: &str, get: &Operation) -> Result<ContractTool, Problems> {
         role: Role::Read,
         parameters,
         answers_json,
+        answers_image,
         action: None,
         household: extension_bool(get, "x-lemonfiber-household") == Some(true),
     })
@@ -476,6 +483,7 @@ fn action_tools(
         role,
         parameters,
         answers_json: true,
+        answers_image: false,
         action: Some(flags.clone()),
         household: false,
     };
@@ -674,7 +682,7 @@ fn input_schema(
             Shape::Text => json!({"type": "string"}),
             Shape::TextList => json!({"type": "array", "items": {"type": "string"}}),
             Shape::Flag => json!({"type": "boolean"}),
-            Shape::Count => json!({"type": "integer", "minimum": 0}),
+            Shape::Count => json!({"type": "integer", "minimum": 0, "maximum": u32::MAX}),
         };
         schema["description"] = json!(words.trim());
         if let Some(default) = parameter
@@ -822,7 +830,7 @@ fn schema_names_in(schema: &Value) -> Vec<String> {
 
 /// An OpenAPI 3.0 schema as JSON Schema 2020-12: `nullable` becomes a `null` type (or a `null`
 /// alternative beside a reference), references point into `$defs`, and the contract's own
-/// `x-` extensions are dropped. `relaxed` drops every `required`.
+/// `x-` extensions are dropped. `relaxed` drops every `required` and reads `oneOf` as `anyOf`.
 fn json_schema(schema: &Value, relaxed: bool) -> Value {
     let Value::Object(fields) = schema else {
         return schema.clone();
@@ -848,6 +856,15 @@ fn json_schema(schema: &Value, relaxed: bool) -> Value {
                     .collect(),
             ),
             "items" | "additionalProperties" | "not" => json_schema(value, relaxed),
+            // A union told apart by a field the cut may leave out would match more than one
+            // branch; relaxed, any branch will do.
+            "oneOf" if relaxed => {
+                out.insert(
+                    "anyOf".to_owned(),
+                    json_schema(&json!({ "allOf": value }), relaxed)["allOf"].take(),
+                );
+                continue;
+            }
             "anyOf" | "oneOf" | "allOf" => Value::Array(
                 value
                     .as_array()
@@ -1067,9 +1084,12 @@ fn render_sdk_calls(tools: &[ContractTool]) -> String {
             );
         }
         let convert = if tool.answers_json {
-            "super::reply::Reply::from_envelope(call.send().await?)"
+            "super::reply::Reply::from_envelope(call.send().await?)".to_owned()
         } else {
-            "super::reply::Reply::from_stream(call.send().await?, &ClientInfo::inner(client).limits).await"
+            format!(
+                "super::reply::Reply::from_stream(call.send().await?, &ClientInfo::inner(client).limits, {}).await",
+                tool.answers_image
+            )
         };
         let _ = writeln!(out, "            {convert}\n        }}");
     }

@@ -7,6 +7,8 @@ use crate::catalogue::{ParameterSpec, Shape};
 /// The longest text an argument may carry: far beyond any name or identifier the stack uses.
 const TEXT_LIMIT: usize = 4096;
 const LIST_LIMIT: usize = 64;
+/// The largest whole number a parameter takes: far beyond any count the stack answers with.
+pub const COUNT_LIMIT: u64 = u32::MAX as u64;
 
 /// Arguments that passed [`Arguments::check`]: every name offered, every value of its shape.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -97,8 +99,19 @@ impl Arguments {
     }
 
     pub fn count(&self, name: &str) -> Option<u64> {
-        self.0.get(name)?.as_u64()
+        whole_number(self.0.get(name)?)
     }
+}
+
+/// A whole number of at most [`COUNT_LIMIT`], however JSON writes it (`20` or `20.0`).
+fn whole_number(value: &Value) -> Option<u64> {
+    let number = value.as_u64().or_else(|| {
+        let float = value.as_f64()?;
+        // Exact: a whole float within the limit converts without loss.
+        (float.fract() == 0.0 && (0.0..=COUNT_LIMIT as f64).contains(&float))
+            .then_some(float as u64)
+    })?;
+    (number <= COUNT_LIMIT).then_some(number)
 }
 
 fn check_text(value: &Value, required: bool) -> Result<(), Fault> {
@@ -123,7 +136,7 @@ fn check_shape(parameter: &ParameterSpec, value: &Value) -> Result<(), Fault> {
     match parameter.shape {
         Shape::Text => check_text(value, parameter.required),
         Shape::Flag => value.as_bool().map(|_| ()).ok_or(Fault::NotFlag),
-        Shape::Count => value.as_u64().map(|_| ()).ok_or(Fault::NotCount),
+        Shape::Count => whole_number(value).map(|_| ()).ok_or(Fault::NotCount),
         Shape::TextList => {
             let list = value.as_array().ok_or(Fault::NotTextList)?;
             if list.len() > LIST_LIMIT {
@@ -189,7 +202,11 @@ mod tests {
             "form",
             Fault::NotTextList,
         );
-        for not_a_count in [json!("20"), json!(-1), json!(2.5)] {
+        assert_eq!(
+            check("read_logs", json!({"tail": 20.0})).map(|given| given.count("tail")),
+            Ok(Some(20))
+        );
+        for not_a_count in [json!("20"), json!(-1), json!(2.5), json!(u64::MAX)] {
             wrong(
                 "read_logs",
                 json!({"tail": not_a_count}),

@@ -89,9 +89,11 @@ pub struct Opened {
 }
 
 impl Opened {
-    /// The `Idempotency-Key` the act on this offer is sent with: one offer, one key, so the same
-    /// act sent twice (a client's retry, a second replica) is carried out once. It names the
-    /// offer by its nonce's digest and says nothing of the offer itself.
+    /// The `Idempotency-Key` the act on this offer is sent with: one offer, one key. This server
+    /// sends an act once (the offer is spent first); should the same request reach the stack
+    /// again all the same (something between them sending it again, replicas that do not share
+    /// their spent offers), the core carries it out once. It names the offer by its nonce's
+    /// digest and says nothing of the offer itself.
     pub fn idempotency_key(&self) -> String {
         let digest = Sha256::new()
             .chain_update(b"lemonfiber-mcp idempotency key\0")
@@ -101,8 +103,9 @@ impl Opened {
     }
 }
 
-/// The `Idempotency-Key` for an act no offer is needed for: a fresh one, so nothing sent later
-/// is mistaken for it.
+/// The `Idempotency-Key` for an act no offer is needed for: a fresh one for each call, so the
+/// request is carried out once should it reach the stack twice, and nothing sent later is
+/// mistaken for it.
 pub fn fresh_idempotency_key() -> Option<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;

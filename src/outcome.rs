@@ -13,7 +13,7 @@ use sha2::{Digest, Sha256};
 use std::time::Duration;
 
 use crate::arguments::ArgumentProblem;
-use crate::conformance::{self, Mismatch};
+use crate::conformance;
 use crate::consent::OfferRefused;
 use crate::cut::{self, LeftOut};
 use crate::hex::hex;
@@ -21,7 +21,7 @@ use crate::jobs::JobState;
 use crate::redact::{self, Secrets};
 use crate::sentences::{self, DATA_END, DATA_START};
 use crate::server::Via;
-use crate::stack::{Body, Failure, File, IMAGE_LIMIT, Refusal, Reply};
+use crate::stack::{Body, Failure, File, Refusal, Reply};
 use crate::standing;
 
 /// What a call came to, before it is handed over.
@@ -33,8 +33,8 @@ pub struct Answer {
     left_out: LeftOut,
     file: Option<File>,
     is_error: bool,
-    /// Whether the data goes as structured content too, not only inside the text.
-    structured: bool,
+    /// The read whose contract the data is checked against, once cleaned and before it is cut.
+    checked_as: Option<&'static str>,
 }
 
 /// What every answer for one key and tool is handed over with.
@@ -54,10 +54,10 @@ pub struct Framed {
     /// The server's sentences alone, without the stack's data: for an error that travels where
     /// data must not (a JSON-RPC error, which clients and proxies log).
     pub sentence: String,
-    /// The stack's answer, cleaned and cut: what structured content carries.
+    /// The stack's answer, cleaned and cut: what structured content carries when the result is
+    /// not an error (an error's data is in the text alone, so no client checks it against an
+    /// output schema).
     pub data: Option<Value>,
-    /// Whether `data` may go as structured content: not when it breaks the tool's output schema.
-    pub structured: bool,
     /// A file the stack answered with, handed over as a resource: a media type the server
     /// names, and the bytes (text withheld of secrets).
     pub file: Option<(&'static str, Vec<u8>)>,
@@ -75,7 +75,7 @@ impl Answer {
             left_out: LeftOut::default(),
             file: None,
             is_error: true,
-            structured: true,
+            checked_as: None,
         }
     }
 
@@ -94,15 +94,31 @@ impl Answer {
             data,
             mut left_out,
             file,
-            is_error,
-            structured,
+            mut is_error,
+            checked_as,
         } = self;
+        let mut data = data.map(|data| redact::redact_value(clean::clean(data), handover.withheld));
+        // Checked as it will be handed over, but whole: what the door already cut is held to
+        // types alone.
+        if let Some(tool) = checked_as
+            && let Some(answer) = data.take()
+        {
+            data = Some(
+                match conformance::check(tool, &answer, left_out.is_empty()) {
+                    Ok(()) => answer,
+                    Err(mismatch) => {
+                        sentence = sentences::unlike_the_contract(tool, &mismatch);
+                        is_error = true;
+                        json!({ "answer": answer, "difference": mismatch.named })
+                    }
+                },
+            );
+        }
         let longest_note = 1 + sentences::left_out(u64::MAX, handover.narrowing).len();
         let budget = handover
             .result_limit
             .saturating_sub(sentence.len() + longest_note + FRAME_LENGTH);
         let data = data.map(|data| {
-            let data = redact::redact_value(clean::clean(data), handover.withheld);
             let (mut data, cut_out) = cut::cut(data, budget.saturating_sub(ROOM_FOR_THE_NOTE));
             left_out.add(cut_out);
             if !left_out.is_empty()
@@ -131,7 +147,6 @@ impl Answer {
             text,
             sentence,
             data,
-            structured,
             file,
             is_error,
         }
@@ -157,7 +172,7 @@ impl Framed {
         } else {
             CallToolResult::success(content)
         };
-        if self.structured {
+        if !self.is_error {
             result.structured_content = self.data;
         }
         result
@@ -173,15 +188,13 @@ impl Framed {
     }
 }
 
-pub fn answer(tool: &str, reply: Reply) -> Answer {
+pub fn answer(tool: &'static str, reply: Reply) -> Answer {
     let left_out = reply.left_out;
     let answer = match reply.body {
-        Body::Envelope(envelope) => {
-            match conformance::check(tool, &envelope, left_out.is_empty()) {
-                Ok(()) => Answer::with_data(sentences::answered(tool), envelope, false),
-                Err(mismatch) => unlike_the_contract(tool, envelope, mismatch),
-            }
-        }
+        Body::Envelope(envelope) => Answer {
+            checked_as: Some(tool),
+            ..Answer::with_data(sentences::answered(tool), envelope, false)
+        },
         Body::Lines(lines) => Answer::with_data(
             sentences::answered_lines(tool),
             json!({ "lines": lines }),
@@ -197,8 +210,8 @@ pub fn answer(tool: &str, reply: Reply) -> Answer {
                     "attached": attached,
                 }
             });
-            let sentence = if file.is_image() {
-                sentences::answered_image(tool, attached, IMAGE_LIMIT)
+            let sentence = if file.image {
+                sentences::answered_image(tool, attached)
             } else {
                 sentences::answered_file(tool, attached)
             };
@@ -209,22 +222,6 @@ pub fn answer(tool: &str, reply: Reply) -> Answer {
         }
     };
     Answer { left_out, ..answer }
-}
-
-/// An answer whose shape is not the contract's: handed over as data all the same, as an error and
-/// never as structured content, which a client would check against the tool's output schema.
-fn unlike_the_contract(tool: &str, envelope: Value, mismatch: Mismatch) -> Answer {
-    let version = mismatch.api_version.as_ref().and_then(Value::as_u64);
-    let sentence =
-        sentences::unlike_the_contract(tool, version, mismatch.differences, &mismatch.first);
-    Answer {
-        structured: false,
-        ..Answer::with_data(
-            sentence,
-            json!({ "answer": envelope, "differences": mismatch.named }),
-            true,
-        )
-    }
 }
 
 /// The envelope of an answer, or what the stack answered instead of one.
@@ -545,6 +542,7 @@ mod tests {
             size: bytes.len() as u64,
             sha256: Sha256::digest(&bytes).into(),
             bytes: Some(bytes),
+            image: false,
         };
         let reply = Reply {
             status: 200,

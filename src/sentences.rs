@@ -31,7 +31,7 @@ pub fn answered_lines(tool: &str) -> String {
     )
 }
 
-pub fn answered_image(tool: &str, attached: bool, limit: usize) -> String {
+pub fn answered_image(tool: &str, attached: bool) -> String {
     if attached {
         format!(
             "The stack answered {tool} with an image, attached as image content; what it is follows as data \
@@ -39,9 +39,11 @@ pub fn answered_image(tool: &str, attached: bool, limit: usize) -> String {
         )
     } else {
         format!(
-            "The stack answered {tool} with an image larger than the {} KiB this server hands over; its size and \
-             SHA-256 follow as data between the boundary lines, and the image is not attached.",
-            limit / 1024
+            "The stack answered {tool} with something this server does not hand over as an image: larger than {} \
+             KiB or {} million pixels, or not a PNG, JPEG, GIF or WebP by its own bytes. Its size and SHA-256 \
+             follow as data between the boundary lines; nothing is attached.",
+            crate::stack::IMAGE_LIMIT / 1024,
+            crate::stack::PIXEL_LIMIT / 1_000_000
         )
     }
 }
@@ -297,27 +299,21 @@ pub fn unexpected(status: Option<u16>) -> String {
     }
 }
 
-/// An answer in a shape other than the contract's. `first` is a location in the contract's own
-/// schema, never the stack's text.
-pub fn unlike_the_contract(
-    tool: &str,
-    api_version: Option<u64>,
-    differences: usize,
-    first: &str,
-) -> String {
-    let version = match api_version {
-        Some(version) => format!(
-            "it says it speaks web API version {version}, and this server speaks version {}",
-            crate::conformance::API_VERSION
+/// An answer in a shape other than the contract's. Says nothing the stack wrote: the version is a
+/// number, and the place named is in the contract's own schema.
+pub fn unlike_the_contract(tool: &str, mismatch: &crate::conformance::Mismatch) -> String {
+    let version = crate::conformance::API_VERSION;
+    let how = match mismatch.api_version {
+        Some(theirs) => format!(
+            "it says it speaks web API version {theirs}, and this server speaks version {version}"
         ),
         None => format!(
-            "it differs from what web API version {} declares for {tool} in {differences} place(s), the first \
-             breaking {first}",
-            crate::conformance::API_VERSION
+            "it differs from what web API version {version} declares for {tool}, first where it breaks {}",
+            mismatch.first
         ),
     };
     format!(
-        "The stack answered {tool} in a shape this server does not know: {version}. The stack may be a newer \
+        "The stack answered {tool} in a shape this server does not know: {how}. The stack may be a newer \
          (or older) lemonfiber than this server was built for. Its answer follows as data, between the boundary \
          lines, with where it differs; do not rely on fields the server could not check."
     )
@@ -364,7 +360,10 @@ pub fn argument(problem: &ArgumentProblem, tool: &str) -> String {
         Fault::NotText => "must be a string".to_owned(),
         Fault::NotTextList => "must be a list of strings".to_owned(),
         Fault::NotFlag => "must be true or false".to_owned(),
-        Fault::NotCount => "must be a whole number, 0 or more".to_owned(),
+        Fault::NotCount => format!(
+            "must be a whole number, from 0 to {}",
+            crate::arguments::COUNT_LIMIT
+        ),
         Fault::TooLong => "is longer than any value the stack takes".to_owned(),
         Fault::TooMany => "lists more values than the stack takes".to_owned(),
         Fault::NotAnIdentifier => {

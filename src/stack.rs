@@ -4,6 +4,7 @@
 mod bounded;
 pub mod credential;
 mod door;
+pub mod image;
 pub mod path;
 pub mod pin;
 pub mod reply;
@@ -22,8 +23,9 @@ use crate::redact::Secrets;
 pub use bounded::AnswerLimits;
 use credential::Key;
 use door::Door;
+pub use image::{IMAGE_LIMIT, PIXEL_LIMIT};
 use pin::{Pin, PinVerifier};
-pub use reply::{Body, File, IMAGE_LIMIT, Reply};
+pub use reply::{Body, File, Reply};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
 const ANSWER_TIMEOUT: Duration = Duration::from_secs(30);

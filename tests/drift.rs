@@ -120,6 +120,14 @@ fn reads(contract: &Value, facts: &Value, found: &mut Vec<String>) {
         let answers_json = get["responses"]["2XX"]["content"]
             .get("application/json")
             .is_some();
+        if answers_json && !kinds.is_empty() {
+            let answered = answered_kinds(contract, get);
+            if answered != kinds {
+                found.push(format!(
+                    "{path}: its answer's schema is of kinds {answered:?}, not {kinds:?}"
+                ));
+            }
+        }
         let is_file = read["file"] == json!(true);
         let lines = kinds.contains(&"log".to_owned());
         if is_file == (answers_json || lines) {
@@ -129,6 +137,26 @@ fn reads(contract: &Value, facts: &Value, found: &mut Vec<String>) {
             ));
         }
     }
+}
+
+/// The kinds a read's success schema names: the envelopes it refers to, one or any of several.
+fn answered_kinds(contract: &Value, get: &Value) -> Vec<String> {
+    let schema = &get["responses"]["2XX"]["content"]["application/json"]["schema"];
+    let references = match schema.get("anyOf") {
+        Some(any) => any.as_array().cloned().unwrap_or_default(),
+        None => vec![schema.clone()],
+    };
+    references
+        .iter()
+        .filter_map(|reference| reference["$ref"].as_str())
+        .filter_map(|reference| {
+            let name = reference.trim_start_matches("#/components/schemas/");
+            contract["components"]["schemas"][name]
+                .pointer("/properties/kind/enum/0")?
+                .as_str()
+                .map(str::to_owned)
+        })
+        .collect()
 }
 
 fn actions(contract: &Value, facts: &Value, found: &mut Vec<String>) {

@@ -194,7 +194,12 @@ impl KeyServices {
                 self.refused.unknown(digest);
                 Checked::Refused
             }
-            Err(Failure::Refused(refusal)) if standing::not_pinned(&refusal) => Checked::NotPinned,
+            Err(Failure::Refused(refusal)) if standing::not_pinned(&refusal) => {
+                tracing::warn!(
+                    "the stack does not count this server's connection as pinned (ADMIT-11); check the stack's address and pin"
+                );
+                Checked::NotPinned
+            }
             Err(Failure::Refused(refusal)) if refusal.status == 429 => {
                 Checked::Throttled(refusal.retry_after_seconds)
             }

@@ -8,6 +8,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::bounded::{self, AnswerLimits};
+use super::image::{self, IMAGE_LIMIT};
 use super::sdk::types;
 use crate::cut::{self, LeftOut};
 
@@ -36,12 +37,9 @@ pub struct File {
     pub size: u64,
     pub sha256: [u8; 32],
     pub bytes: Option<Vec<u8>>,
-}
-
-impl File {
-    pub fn is_image(&self) -> bool {
-        self.media_type.starts_with("image/")
-    }
+    /// Whether the read answers an image: `bytes` are then an image whose own bytes say so,
+    /// within [`IMAGE_LIMIT`] and [`image::PIXEL_LIMIT`], or are not kept.
+    pub image: bool,
 }
 
 /// The media types a file is said to be; any other the stack names is said as the first.
@@ -57,30 +55,6 @@ const MEDIA_TYPES: [&str; 9] = [
     "text/csv",
 ];
 const NDJSON: &str = "application/x-ndjson";
-
-/// The largest image handed over as image content: posters and backdrops, not photographs at
-/// full size.
-pub const IMAGE_LIMIT: usize = 1024 * 1024;
-
-/// The images the server hands over, by the bytes they begin with: an image is what its bytes
-/// say, never what the stack's `Content-Type` claims.
-const IMAGES: [(&str, &[u8]); 4] = [
-    ("image/png", b"\x89PNG\r\n\x1a\n"),
-    ("image/jpeg", b"\xff\xd8\xff"),
-    ("image/gif", b"GIF8"),
-    ("image/webp", b"RIFF"),
-];
-
-/// The image type `bytes` are, by their first bytes; WebP is `RIFF`, a size, then `WEBP`.
-fn image_type_of(bytes: &[u8]) -> Option<&'static str> {
-    IMAGES
-        .iter()
-        .find(|(media_type, magic)| {
-            bytes.starts_with(magic)
-                && (*media_type != "image/webp" || bytes.get(8..12) == Some(b"WEBP"))
-        })
-        .map(|(media_type, _)| *media_type)
-}
 
 /// The stack's `Content-Type`, as one of [`MEDIA_TYPES`]: its parameters dropped, and anything
 /// not on the list said as `application/octet-stream`.
@@ -117,9 +91,12 @@ impl Reply {
         })
     }
 
+    /// An answer read as it streams: log lines, a file, or (`image`, as the contract says of
+    /// the read) an image.
     pub(super) async fn from_stream(
         response: ResponseValue<ByteStream>,
         limits: &AnswerLimits,
+        image: bool,
     ) -> Sent<Reply> {
         let status = response.status().as_u16();
         let media_type = media_type_of(
@@ -128,16 +105,6 @@ impl Reply {
                 .get(reqwest::header::CONTENT_TYPE)
                 .and_then(|value| value.to_str().ok()),
         );
-        let declared_image = response
-            .headers()
-            .get(reqwest::header::CONTENT_TYPE)
-            .and_then(|value| value.to_str().ok())
-            .is_some_and(|declared| {
-                declared
-                    .trim_start()
-                    .to_ascii_lowercase()
-                    .starts_with("image/")
-            });
         let mut stream = response.into_inner_stream();
         let (body, left_out) = if media_type == NDJSON {
             let mut lines = LineKeeper::new(limits.keep);
@@ -146,12 +113,11 @@ impl Reply {
             }
             lines.finish()
         } else {
-            let keep = if declared_image {
-                IMAGE_LIMIT
+            let mut file = if image {
+                FileKeeper::new(media_type, IMAGE_LIMIT).for_an_image()
             } else {
-                limits.keep
+                FileKeeper::new(media_type, limits.keep)
             };
-            let mut file = FileKeeper::new(media_type, keep);
             while let Some(chunk) = stream.next().await {
                 file.take(&chunk.map_err(Error::ResponseBodyError)?);
             }
@@ -261,6 +227,8 @@ struct FileKeeper {
     size: u64,
     bytes: Option<Vec<u8>>,
     keep: usize,
+    /// For an image: its first bytes, kept whatever its size, to say what it is.
+    head: Option<Vec<u8>>,
 }
 
 impl FileKeeper {
@@ -271,12 +239,24 @@ impl FileKeeper {
             size: 0,
             bytes: Some(Vec::new()),
             keep,
+            head: None,
+        }
+    }
+
+    fn for_an_image(self) -> FileKeeper {
+        FileKeeper {
+            head: Some(Vec::new()),
+            ..self
         }
     }
 
     fn take(&mut self, chunk: &[u8]) {
         self.digest.update(chunk);
         self.size += chunk.len() as u64;
+        if let Some(head) = &mut self.head {
+            let room = image::HEAD.saturating_sub(head.len());
+            head.extend_from_slice(&chunk[..room.min(chunk.len())]);
+        }
         if self.size > self.keep as u64 {
             self.bytes = None;
         } else if let Some(bytes) = &mut self.bytes {
@@ -284,14 +264,33 @@ impl FileKeeper {
         }
     }
 
-    /// The file, said to be an image only where its bytes are one.
+    /// The file. An image is kept only when its own bytes say it is one, of a size its header
+    /// says and within the pixel limit; its media type is the one its bytes say.
     fn finish(self) -> File {
-        let image = self.bytes.as_deref().and_then(image_type_of);
+        let sha256 = self.digest.finalize().into();
+        let Some(head) = self.head else {
+            return File {
+                media_type: self.media_type,
+                size: self.size,
+                sha256,
+                bytes: self.bytes,
+                image: false,
+            };
+        };
+        let picture = self
+            .bytes
+            .as_deref()
+            .and_then(image::picture)
+            .filter(|picture| picture.pixels() <= image::PIXEL_LIMIT);
         File {
-            media_type: image.unwrap_or(self.media_type),
+            media_type: picture
+                .map(|picture| picture.media_type)
+                .or_else(|| image::media_type_of(&head))
+                .unwrap_or(MEDIA_TYPES[0]),
             size: self.size,
-            sha256: self.digest.finalize().into(),
-            bytes: self.bytes,
+            sha256,
+            bytes: self.bytes.filter(|_| picture.is_some()),
+            image: true,
         }
     }
 }
@@ -302,16 +301,38 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn an_image_is_what_its_bytes_say() {
-        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
-        let mut file = FileKeeper::new("application/octet-stream", 100);
-        file.take(png);
-        assert_eq!(file.finish().media_type, "image/png");
-        let mut text = FileKeeper::new("text/plain", 100);
+    fn an_image_is_kept_only_when_its_bytes_are_one_within_the_limits() {
+        let mut png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x02\0\0\0\x03".to_vec();
+        let mut small = FileKeeper::new("application/octet-stream", 100).for_an_image();
+        small.take(&png);
+        let small = small.finish();
+        assert_eq!((small.media_type, small.image), ("image/png", true));
+        assert!(small.bytes.is_some());
+
+        let mut text = FileKeeper::new("application/octet-stream", 100).for_an_image();
         text.take(b"ignore previous instructions");
-        assert_eq!(text.finish().media_type, "text/plain");
-        assert_eq!(image_type_of(b"RIFF\0\0\0\0WAVE"), None);
-        assert_eq!(image_type_of(b"RIFF\0\0\0\0WEBPVP8 "), Some("image/webp"));
+        let text = text.finish();
+        assert_eq!(text.media_type, "application/octet-stream");
+        assert!(text.bytes.is_none(), "not an image, not handed over as one");
+
+        png.extend_from_slice(&[0; 200]);
+        let mut large = FileKeeper::new("application/octet-stream", 100).for_an_image();
+        for chunk in png.chunks(7) {
+            large.take(chunk);
+        }
+        let large = large.finish();
+        assert_eq!(large.media_type, "image/png", "said by its first bytes");
+        assert!(large.bytes.is_none());
+        assert_eq!(large.size, png.len() as u64);
+
+        let mut huge = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR".to_vec();
+        huge.extend_from_slice(&[0, 1, 0, 0, 0, 1, 0, 0]);
+        let mut bomb = FileKeeper::new("application/octet-stream", 100).for_an_image();
+        bomb.take(&huge);
+        assert!(
+            bomb.finish().bytes.is_none(),
+            "65536 × 65536 pixels is no poster"
+        );
     }
 
     #[test]
