@@ -147,6 +147,16 @@ async fn parameters_are_typed_as_the_core_types_them() {
     assert_eq!(type_of("read_logs", "tail"), "integer");
     assert_eq!(type_of("read_trace", "season"), "integer");
 
+    // The core's meaning, not a guess from the word: wait lets downloads finish before the stop.
+    let wait = &tool_named(&tools, "rehearse_update").input_schema["properties"]["wait"];
+    assert_eq!(wait["type"], "boolean");
+    assert!(
+        wait["description"]
+            .as_str()
+            .is_some_and(|words| words.contains("downloading") && words.contains("stop")),
+        "{wait}"
+    );
+
     let defaults = server
         .call("read_requests", json!({"defaults": true}))
         .await;
