@@ -24,7 +24,7 @@ use axum_server::tls_rustls::RustlsConfig;
 use serde_json::json;
 
 use crate::config::{self, Conduct, HttpSettings, Limits};
-use crate::http;
+use crate::serve::http;
 use crate::stack::StackAddress;
 use household::Household;
 use keys::{DemoKey, Scope};
@@ -225,7 +225,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
             Ok(served) => served.map_err(io("the demo's MCP server stopped")),
             Err(error) => Err(DemoError(format!("the demo's MCP server stopped: {error}"))),
         },
-        () = crate::stop_requested() => Ok(()),
+        () = crate::serve::stop_requested() => Ok(()),
     };
     if made_here {
         let _ = std::fs::remove_dir_all(&key_directory);

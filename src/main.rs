@@ -1,34 +1,13 @@
-//! lemonfiber-mcp: lets an AI assistant read and control a lemonfiber media stack through the
-//! Model Context Protocol, with exactly the authority of the integration key it is given.
-
-mod arguments;
-mod audit;
-mod by_digest;
-mod catalogue;
-mod certs;
-mod config;
-mod conformance;
-mod consent;
-mod cut;
-mod demo;
-mod hex;
-mod http;
-mod jobs;
-mod lock;
-mod offer;
-mod outcome;
-mod redact;
-mod sentences;
-mod server;
-mod stack;
-mod standing;
-mod stdio;
+//! The `lemonfiber-mcp` command: `stdio`, `http` and `demo`, each calling the library, and the
+//! logging every one of them writes to stderr.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
+use lemonfiber_mcp::serve::{self, Fatal};
+use lemonfiber_mcp::{demo, redact};
 
 /// Exit code for settings that cannot work: the setting is named on stderr.
 const EXIT_BAD_SETTINGS: u8 = 2;
@@ -96,8 +75,8 @@ fn main() -> ExitCode {
     };
     let outcome = runtime.block_on(async {
         match cli.command {
-            Command::Stdio => stdio::run().await,
-            Command::Http { listen, json } => http::run(listen, json).await,
+            Command::Stdio => serve::stdio::run().await,
+            Command::Http { listen, json } => serve::http::run(listen, json).await,
             Command::Demo {
                 json,
                 listen,
@@ -122,28 +101,6 @@ fn main() -> ExitCode {
         Err(Fatal::Failed(message)) => {
             eprintln!("lemonfiber-mcp: {message}");
             ExitCode::from(EXIT_FAILED)
-        }
-    }
-}
-
-/// Why the program stopped: bad settings (exit 2) or a failure while running (exit 1).
-pub enum Fatal {
-    Settings(String),
-    Failed(String),
-}
-
-/// Waits until the process is asked to stop (Ctrl-C or SIGTERM).
-pub async fn stop_requested() {
-    let interrupt = tokio::signal::ctrl_c();
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut terminate) => {
-            tokio::select! {
-                _ = interrupt => {}
-                _ = terminate.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = interrupt.await;
         }
     }
 }

@@ -4,10 +4,10 @@ use std::sync::Arc;
 
 use rmcp::ServiceExt;
 
-use crate::Fatal;
 use crate::audit;
 use crate::config;
 use crate::consent::Seal;
+use crate::serve::Fatal;
 use crate::server::{Common, LemonfiberServer, Via};
 use crate::stack::Stack;
 use crate::standing;

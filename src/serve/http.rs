@@ -26,11 +26,11 @@ use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::Fatal;
 use crate::audit;
 use crate::certs::{self, Fingerprint};
 use crate::config::{self, HttpSettings};
 use crate::consent::Seal;
+use crate::serve::Fatal;
 use crate::server::Common;
 use guard::{Checks, Refused, refusal};
 use keys::{Admission, KeyService, KeyServices, SessionsFull};
@@ -152,7 +152,7 @@ pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fat
     }
     let Serving { ends, done, .. } = serving;
     tokio::select! {
-        () = crate::stop_requested() => {
+        () = crate::serve::stop_requested() => {
             ends.cancel();
             Ok(())
         }
