@@ -2,116 +2,46 @@
 
 use serde_json::{Map, Value};
 
-use crate::catalogue::{ParameterSpec, Shape};
+use crate::catalogue::{ArgumentProblem, Fault, ParameterSpec, Shape};
+use crate::stack::parameters::{Parameters, whole_number};
 
 /// The longest text an argument may carry: far beyond any name or identifier the stack uses.
 const TEXT_LIMIT: usize = 4096;
 const LIST_LIMIT: usize = 64;
-/// The largest whole number a parameter takes: far beyond any count the stack answers with.
-pub const COUNT_LIMIT: u64 = u32::MAX as u64;
 
-/// Arguments that passed [`Arguments::check`]: every name offered, every value of its shape.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Arguments(Map<String, Value>);
-
-/// What is wrong with one argument. Names the argument, never repeats its value.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ArgumentProblem {
-    pub name: String,
-    pub fault: Fault,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Fault {
-    NotOffered,
-    Missing,
-    Empty,
-    NotText,
-    NotTextList,
-    NotFlag,
-    NotCount,
-    TooLong,
-    TooMany,
-    /// A value put into the request's path that is not one plain identifier.
-    NotAnIdentifier,
-}
-
-impl Arguments {
-    pub fn check<'a>(
-        offered: impl IntoIterator<Item = &'a ParameterSpec> + Clone,
-        given: Option<Map<String, Value>>,
-    ) -> Result<Arguments, ArgumentProblem> {
-        let given = given.unwrap_or_default();
-        let problem = |name: &str, fault| ArgumentProblem {
-            name: name.to_owned(),
-            fault,
-        };
-        for name in given.keys() {
-            if !offered
-                .clone()
-                .into_iter()
-                .any(|parameter| parameter.name == name)
-            {
-                return Err(problem(name, Fault::NotOffered));
+/// Checks a tool's arguments against what the tool offers: every name offered, every value of
+/// its shape, every required one given.
+pub fn check<'a>(
+    offered: impl IntoIterator<Item = &'a ParameterSpec> + Clone,
+    given: Option<Map<String, Value>>,
+) -> Result<Parameters, ArgumentProblem> {
+    let given = given.unwrap_or_default();
+    let problem = |name: &str, fault| ArgumentProblem {
+        name: name.to_owned(),
+        fault,
+    };
+    for name in given.keys() {
+        if !offered
+            .clone()
+            .into_iter()
+            .any(|parameter| parameter.name == name)
+        {
+            return Err(problem(name, Fault::NotOffered));
+        }
+    }
+    let mut checked = Map::new();
+    for parameter in offered {
+        let value = given.get(parameter.name).filter(|value| !value.is_null());
+        let Some(value) = value else {
+            if parameter.required {
+                return Err(problem(parameter.name, Fault::Missing));
             }
-        }
-        let mut checked = Map::new();
-        for parameter in offered {
-            let value = given.get(parameter.name).filter(|value| !value.is_null());
-            let Some(value) = value else {
-                if parameter.required {
-                    return Err(problem(parameter.name, Fault::Missing));
-                }
-                continue;
-            };
-            check_shape(parameter, value).map_err(|fault| problem(parameter.name, fault))?;
-            checked.insert(parameter.name.to_owned(), value.clone());
-        }
-        Ok(Arguments(checked))
+            continue;
+        };
+        check_shape(parameter, value).map_err(|fault| problem(parameter.name, fault))?;
+        checked.insert(parameter.name.to_owned(), value.clone());
     }
-
-    /// Arguments as given, unchecked: for tests of what lies beneath the check.
-    #[cfg(test)]
-    pub fn unchecked(given: Map<String, Value>) -> Arguments {
-        Arguments(given)
-    }
-
-    /// The arguments as an action's JSON body.
-    pub fn to_body(&self) -> Map<String, Value> {
-        self.0.clone()
-    }
-
-    pub fn text(&self, name: &str) -> Option<String> {
-        self.0.get(name)?.as_str().map(str::to_owned)
-    }
-
-    pub fn text_list(&self, name: &str) -> Option<Vec<String>> {
-        let list = self.0.get(name)?.as_array()?;
-        Some(
-            list.iter()
-                .filter_map(|item| item.as_str().map(str::to_owned))
-                .collect(),
-        )
-    }
-
-    pub fn flag(&self, name: &str) -> Option<bool> {
-        self.0.get(name)?.as_bool()
-    }
-
-    pub fn count(&self, name: &str) -> Option<u64> {
-        whole_number(self.0.get(name)?)
-    }
-}
-
-/// A whole number of at most [`COUNT_LIMIT`], however JSON writes it (`20` or `20.0`).
-fn whole_number(value: &Value) -> Option<u64> {
-    let number = value.as_u64().or_else(|| {
-        let float = value.as_f64()?;
-        // Exact: a whole float within the limit converts without loss.
-        (float.fract() == 0.0 && (0.0..=COUNT_LIMIT as f64).contains(&float))
-            .then_some(float as u64)
-    })?;
-    (number <= COUNT_LIMIT).then_some(number)
+    Ok(Parameters::checked(checked))
 }
 
 fn check_text(value: &Value, required: bool) -> Result<(), Fault> {
@@ -154,12 +84,12 @@ mod tests {
     use crate::catalogue::find;
     use serde_json::json;
 
-    fn check(tool: &str, given: Value) -> Result<Arguments, ArgumentProblem> {
+    fn check(tool: &str, given: Value) -> Result<Parameters, ArgumentProblem> {
         let tool = find(tool).expect("a tool");
         let Value::Object(given) = given else {
             panic!("given must be an object")
         };
-        Arguments::check(tool.parameters, Some(given))
+        super::check(tool.parameters, Some(given))
     }
 
     #[test]
@@ -248,7 +178,7 @@ mod tests {
     fn null_is_the_same_as_leaving_an_argument_out() {
         assert_eq!(
             check("read_held", json!({"most": null})),
-            Ok(Arguments::default())
+            Ok(Parameters::default())
         );
     }
 }

@@ -83,6 +83,28 @@ pub enum Shape {
     Count,
 }
 
+/// What is wrong with one argument. Names the argument, never repeats its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ArgumentProblem {
+    pub name: String,
+    pub fault: Fault,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Fault {
+    NotOffered,
+    Missing,
+    Empty,
+    NotText,
+    NotTextList,
+    NotFlag,
+    NotCount,
+    TooLong,
+    TooMany,
+    /// A value put into the request's path that is not one plain identifier.
+    NotAnIdentifier,
+}
+
 /// Whose words a tool is described in: the operator's, or a household member's (F13-R3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Audience {

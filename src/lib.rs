@@ -16,7 +16,6 @@ mod consent;
 mod cut;
 pub mod demo;
 mod hex;
-mod jobs;
 mod lock;
 mod offer;
 mod outcome;

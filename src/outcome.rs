@@ -12,15 +12,14 @@ use sha2::{Digest, Sha256};
 
 use std::time::Duration;
 
-use crate::arguments::ArgumentProblem;
+use crate::catalogue::ArgumentProblem;
 use crate::conformance;
 use crate::consent::OfferRefused;
 use crate::cut::{self, LeftOut};
 use crate::hex::hex;
-use crate::jobs::JobState;
 use crate::redact::{self, Secrets};
-use crate::sentences::{self, DATA_END, DATA_START};
-use crate::server::Via;
+use crate::sentences::{self, DATA_END, DATA_START, Via};
+use crate::stack::jobs::JobState;
 use crate::stack::{Body, Failure, File, Refusal, Reply};
 use crate::standing;
 

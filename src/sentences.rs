@@ -1,10 +1,17 @@
 //! Every sentence the server says to an assistant, in one place. None of them carries text the
 //! stack wrote: that only ever travels inside a data block (see `outcome`).
 
-use crate::arguments::{ArgumentProblem, Fault};
+use crate::catalogue::{ArgumentProblem, Fault};
 use crate::consent::OfferRefused;
-use crate::server::Via;
 use crate::stack::Unreachable;
+
+/// How the assistant reaches this server, which decides what it is told to do about a refused
+/// key.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Via {
+    Stdio,
+    Http,
+}
 
 /// The first line of a data block; the block ends with [`DATA_END`] and the same boundary.
 pub const DATA_START: &str = "[lemonfiber stack data";
@@ -362,7 +369,7 @@ pub fn argument(problem: &ArgumentProblem, tool: &str) -> String {
         Fault::NotFlag => "must be true or false".to_owned(),
         Fault::NotCount => format!(
             "must be a whole number, from 0 to {}",
-            crate::arguments::COUNT_LIMIT
+            crate::stack::parameters::COUNT_LIMIT
         ),
         Fault::TooLong => "is longer than any value the stack takes".to_owned(),
         Fault::TooMany => "lists more values than the stack takes".to_owned(),

@@ -15,25 +15,18 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use crate::arguments::Arguments;
+use crate::arguments;
 use crate::audit::{self, Decision};
 use crate::catalogue::{self, Action, Audience, Operation, ToolSpec};
 use crate::config::Conduct;
 use crate::consent::{self, OfferRefused, Seal};
-use crate::jobs;
 use crate::offer::{self, Offer};
 use crate::outcome::{self, Answer, Handover};
-use crate::sentences;
+use crate::sentences::{self, Via};
+use crate::stack::jobs;
+use crate::stack::parameters::Parameters;
 use crate::stack::{Failure, Refusal, Reply, Stack};
 use crate::standing::{self, Position, SharedStanding};
-
-/// How the assistant reaches this server, which decides what it is told to do about a refused
-/// key.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Via {
-    Stdio,
-    Http,
-}
 
 /// The methods a client may ask of a server, each with parameters of a shape the protocol sets:
 /// one of these whose parameters do not parse is invalid params, not an unknown method. Named by
@@ -260,7 +253,7 @@ impl LemonfiberServer {
         {
             return Ran::refused(outcome::rehearse_first(tool.name, rehearsal), "no-offer");
         }
-        let arguments = match Arguments::check(tool.parameters_for(offer.audience), given) {
+        let arguments = match arguments::check(tool.parameters_for(offer.audience), given) {
             Ok(arguments) => arguments,
             Err(problem) => {
                 return Ran::refused(outcome::argument_refused(&problem, tool.name), "arguments");
@@ -341,7 +334,7 @@ impl LemonfiberServer {
         &self,
         tool: &ToolSpec,
         action: Action,
-        arguments: &Arguments,
+        arguments: &Parameters,
     ) -> Result<(u16, Answer), Failure> {
         let rehearsed = arguments.to_body();
         let reply = self.stack.rehearse(action, rehearsed.clone()).await?;
@@ -368,7 +361,7 @@ impl LemonfiberServer {
         &self,
         tool: &ToolSpec,
         action: Action,
-        arguments: &Arguments,
+        arguments: &Parameters,
     ) -> Result<Consented, OfferRefused> {
         if action.rehearsal_tool().is_none() {
             return Ok(Consented {

@@ -5,6 +5,8 @@ mod bounded;
 pub mod credential;
 mod door;
 pub mod image;
+pub mod jobs;
+pub mod parameters;
 pub mod path;
 pub mod pin;
 pub mod reply;
@@ -17,13 +19,13 @@ use std::time::Duration;
 use progenitor_client::Error;
 use serde_json::Value;
 
-use crate::arguments::Arguments;
 use crate::catalogue::{Action, Read};
 use crate::redact::Secrets;
 pub use bounded::AnswerLimits;
 use credential::Key;
 use door::Door;
 pub use image::{IMAGE_LIMIT, PIXEL_LIMIT};
+use parameters::Parameters;
 use pin::{Pin, PinVerifier};
 pub use reply::{Body, File, Reply};
 
@@ -198,7 +200,7 @@ impl Stack {
         })
     }
 
-    pub async fn read(&self, read: Read, arguments: &Arguments) -> Result<Reply, Failure> {
+    pub async fn read(&self, read: Read, arguments: &Parameters) -> Result<Reply, Failure> {
         sdk::send_read(&self.client, read, arguments)
             .await
             .map_err(failure)
@@ -345,7 +347,7 @@ mod tests {
             let mut given = serde_json::Map::new();
             given.insert("id".to_owned(), json!(normalised));
             let read = stack
-                .read(Read::HeldById, &Arguments::unchecked(given))
+                .read(Read::HeldById, &Parameters::unchecked(given))
                 .await;
             assert_eq!(read, Err(Failure::PathOutsideTemplate), "{normalised}");
         }

@@ -134,3 +134,88 @@ fn no_generated_code_is_kept_under_src() {
         "the SDK comes from OUT_DIR"
     );
 }
+
+/// The top-level module a source file belongs to: `src/serve/http/keys.rs` → `serve`.
+fn module_of(file: &Path, src: &Path) -> String {
+    let relative = file.strip_prefix(src).expect("under src");
+    let first = relative
+        .components()
+        .next()
+        .expect("a component")
+        .as_os_str()
+        .to_string_lossy()
+        .into_owned();
+    first.trim_end_matches(".rs").to_owned()
+}
+
+/// Every top-level module each module uses, from its `crate::` paths outside comments.
+fn uses() -> std::collections::BTreeMap<String, std::collections::BTreeSet<String>> {
+    let src = project().join("src");
+    let mut uses: std::collections::BTreeMap<String, std::collections::BTreeSet<String>> =
+        Default::default();
+    for file in sources(&src) {
+        let module = module_of(&file, &src);
+        let entry = uses.entry(module.clone()).or_default();
+        for line in read(&file).lines() {
+            let code = line.split("//").next().unwrap_or_default();
+            for (at, _) in code.match_indices("crate::") {
+                let used: String = code[at + "crate::".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                    .collect();
+                if !used.is_empty() && used != module {
+                    entry.insert(used);
+                }
+            }
+        }
+    }
+    uses
+}
+
+/// The layers lean one way (issue 10): no module reaches back to one that reaches it, the door
+/// to the stack knows nothing of the MCP handler, the framing of answers nothing of the handler
+/// or the transports, the library nothing of the binary, and nothing of the product the demo.
+#[test]
+fn the_layers_lean_one_way_with_no_cycle() {
+    let uses = uses();
+    let reaches = |from: &str| {
+        let mut seen = std::collections::BTreeSet::new();
+        let mut pending = vec![from.to_owned()];
+        while let Some(module) = pending.pop() {
+            for used in uses.get(&module).into_iter().flatten() {
+                if seen.insert(used.clone()) {
+                    pending.push(used.clone());
+                }
+            }
+        }
+        seen
+    };
+    for module in uses.keys() {
+        assert!(
+            !reaches(module).contains(module),
+            "{module} reaches itself through {:?}",
+            reaches(module)
+        );
+    }
+    let handler = ["server", "arguments", "serve", "main", "demo"];
+    for (layer, below) in [
+        ("stack", &handler[..]),
+        ("outcome", &handler[..]),
+        ("sentences", &handler[..]),
+        ("serve", &["main"][..]),
+    ] {
+        let reached = reaches(layer);
+        for forbidden in below {
+            assert!(
+                !reached.contains(*forbidden),
+                "{layer} reaches {forbidden}: {reached:?}"
+            );
+        }
+    }
+    for (module, used) in &uses {
+        assert!(
+            module == "demo" || module == "main" || !used.contains("demo"),
+            "{module} uses the demo"
+        );
+    }
+}

@@ -7,8 +7,9 @@ use rmcp::ServiceExt;
 use crate::audit;
 use crate::config;
 use crate::consent::Seal;
+use crate::sentences::Via;
 use crate::serve::Fatal;
-use crate::server::{Common, LemonfiberServer, Via};
+use crate::server::{Common, LemonfiberServer};
 use crate::stack::Stack;
 use crate::standing;
 

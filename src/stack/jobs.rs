@@ -4,7 +4,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use crate::stack::{Body, Failure, Refusal, Reply, Stack};
+use super::{Body, Failure, Refusal, Reply, Stack};
 
 const FIRST_LOOK: Duration = Duration::from_millis(200);
 const LONGEST_WAIT_BETWEEN_LOOKS: Duration = Duration::from_secs(2);
