@@ -85,7 +85,7 @@ fn line(entry: &Entry<'_>, at: SystemTime) -> String {
         Decision::NotOffered => ("not-offered", None),
         Decision::AnsweredByServer => ("answered-by-server", None),
     };
-    let key = crate::hex::hex(&entry.key_digest[..4]);
+    let key = hex::encode(&entry.key_digest[..4]);
     // The scope is the stack's word: only the ones the web API names are written as they are.
     let scope = entry.scope.map(|scope| match scope {
         "operator" | "read" | "act" | "member" => scope,

@@ -23,7 +23,6 @@ use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundK
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::hex::hex;
 use crate::lock::lock;
 use sha2::{Digest, Sha256};
 
@@ -99,7 +98,7 @@ impl Opened {
             .chain_update(b"lemonfiber-mcp idempotency key\0")
             .chain_update(self.nonce)
             .finalize();
-        format!("lfmcp-{}", hex(&digest))
+        format!("lfmcp-{}", hex::encode(digest))
     }
 }
 
@@ -109,7 +108,7 @@ impl Opened {
 pub fn fresh_idempotency_key() -> Option<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
-    Some(format!("lfmcp-{}", hex(&bytes)))
+    Some(format!("lfmcp-{}", hex::encode(bytes)))
 }
 
 /// Why an offer was refused before the stack was asked.
@@ -205,7 +204,7 @@ impl Seal {
         stack_offer: &str,
     ) -> Option<String> {
         let sealed = Sealed {
-            k: hex(key_digest),
+            k: hex::encode(key_digest),
             a: act_tool.to_owned(),
             r: arguments.clone(),
             o: stack_offer.to_owned(),
@@ -255,7 +254,7 @@ impl Seal {
             .map_err(|_| OfferRefused::NotSealedHere)?;
         let sealed: Sealed =
             serde_json::from_slice(opened).map_err(|_| OfferRefused::NotSealedHere)?;
-        if sealed.k != hex(key_digest) {
+        if sealed.k != hex::encode(key_digest) {
             return Err(OfferRefused::OtherKey);
         }
         if sealed.a != act_tool {
@@ -327,7 +326,7 @@ impl Seal {
 
 /// A spent offer's file: its expiry first, so a sweep can tell it is done with from its name.
 fn spent_name(expires: u64, nonce: &[u8; NONCE_LEN]) -> String {
-    format!("{expires}-{}", hex(nonce))
+    format!("{expires}-{}", hex::encode(nonce))
 }
 
 /// Removes the files of spent offers that have expired (they can no longer be opened anyway).
@@ -400,7 +399,7 @@ fn write_secret(file: &Path, secret: &[u8; SECRET_LEN]) -> Result<[u8; SECRET_LE
             file.display()
         ))
     };
-    let partial = file.with_extension(format!("{}.partial", hex(&new_secret()?[..8])));
+    let partial = file.with_extension(format!("{}.partial", hex::encode(&new_secret()?[..8])));
     let written = (|| -> std::io::Result<()> {
         let mut handle = std::fs::OpenOptions::new()
             .write(true)

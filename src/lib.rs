@@ -15,7 +15,6 @@ mod conformance;
 mod consent;
 mod cut;
 pub mod demo;
-mod hex;
 mod lock;
 mod offer;
 mod outcome;

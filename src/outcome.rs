@@ -16,7 +16,6 @@ use crate::catalogue::ArgumentProblem;
 use crate::conformance;
 use crate::consent::OfferRefused;
 use crate::cut::{self, LeftOut};
-use crate::hex::hex;
 use crate::redact::{self, Secrets};
 use crate::sentences::{self, DATA_END, DATA_START, Via};
 use crate::stack::jobs::JobState;
@@ -205,7 +204,7 @@ pub fn answer(tool: &'static str, reply: Reply) -> Answer {
                 "file": {
                     "media_type": file.media_type,
                     "size_bytes": file.size,
-                    "sha256": hex(&file.sha256),
+                    "sha256": hex::encode(file.sha256),
                     "attached": attached,
                 }
             });
@@ -412,7 +411,7 @@ fn random_boundary() -> String {
             .try_into()
             .unwrap_or([0; 16]);
     }
-    hex(&bytes)
+    hex::encode(bytes)
 }
 
 #[cfg(test)]

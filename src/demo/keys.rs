@@ -86,5 +86,5 @@ pub fn fresh_directory(parent: &Path) -> Result<PathBuf, String> {
 pub fn random_hex(bytes: usize) -> Result<String, String> {
     let mut buffer = vec![0u8; bytes];
     getrandom::fill(&mut buffer).map_err(|error| format!("no randomness for the demo: {error}"))?;
-    Ok(crate::hex::hex(&buffer))
+    Ok(hex::encode(buffer))
 }

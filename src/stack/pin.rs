@@ -39,10 +39,7 @@ impl Pin {
             return Err(PinError);
         }
         let mut pin = [0u8; 32];
-        for (byte, pair) in pin.iter_mut().zip(text.as_bytes().chunks(2)) {
-            let pair = std::str::from_utf8(pair).map_err(|_| PinError)?;
-            *byte = u8::from_str_radix(pair, 16).map_err(|_| PinError)?;
-        }
+        hex::decode_to_slice(text, &mut pin).map_err(|_| PinError)?;
         Ok(Pin(pin))
     }
 
@@ -56,7 +53,7 @@ impl Pin {
     }
 
     pub fn to_hex(self) -> String {
-        crate::hex::hex(&self.0)
+        hex::encode(self.0)
     }
 }
 
@@ -183,6 +180,9 @@ mod tests {
             &"a".repeat(63),
             &"a".repeat(65),
             &"é".repeat(32),
+            // A sign is not a hex digit, though an integer parser takes one.
+            &"+a".repeat(32),
+            &format!("+{}", "a".repeat(63)),
         ] {
             assert_eq!(Pin::parse(text), Err(PinError), "{text:?}");
         }
