@@ -6,7 +6,7 @@ use std::sync::Arc;
 use rmcp::model::{Resource, ResourceTemplate, Tool};
 
 use crate::catalogue::{self, Audience, Offered, Operation, ToolSpec, UNCONFIGURED_NOTE};
-use crate::stack::{Capabilities, CapabilityState};
+use crate::stack::{Capabilities, CapabilityState, Scope};
 
 #[derive(Debug, Clone)]
 pub struct Offer {
@@ -16,8 +16,8 @@ pub struct Offer {
 
 impl Offer {
     pub fn new(capabilities: Arc<Capabilities>) -> Offer {
-        let audience = match capabilities.scope.as_deref() {
-            Some("member") => Audience::Household,
+        let audience = match capabilities.scope {
+            Scope::Member => Audience::Household,
             _ => Audience::Operator,
         };
         Offer {
@@ -26,14 +26,17 @@ impl Offer {
         }
     }
 
-    pub fn scope(&self) -> Option<&str> {
-        self.capabilities.scope.as_deref()
+    pub fn scope(&self) -> Scope {
+        self.capabilities.scope
     }
 
     /// A key is offered a tool whose path the stack marks available or unconfigured (a member
     /// only one with household words), and the job tool whenever it is offered an action. The
     /// connection tool is for before the stack answers.
     pub fn admits(&self, tool: &ToolSpec) -> bool {
+        if self.capabilities.scope == Scope::Unknown {
+            return false;
+        }
         match tool.operation {
             Operation::Connection => false,
             Operation::Job => catalogue::TOOLS
@@ -67,6 +70,9 @@ impl Offer {
     }
 
     pub fn listed_tools(&self) -> Vec<Tool> {
+        if self.capabilities.scope == Scope::Unknown {
+            return before_the_stack_answers();
+        }
         self.tools()
             .map(|tool| tool.tool(self.audience, self.description(tool)))
             .collect()
@@ -108,4 +114,36 @@ pub fn before_the_stack_answers() -> Vec<Tool> {
             )
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn offer(scope: Scope) -> Offer {
+        let states = catalogue::TOOLS
+            .iter()
+            .map(|tool| (tool.capability.to_owned(), CapabilityState::Available))
+            .collect();
+        Offer::new(Arc::new(Capabilities { states, scope }))
+    }
+
+    /// A scope the server does not know fails closed: the connection tool alone, never the
+    /// operator's tools, however much its capabilities say it may use (issue 10).
+    #[test]
+    fn a_scope_the_server_does_not_know_is_offered_only_the_connection_tool() {
+        let unknown = offer(Scope::Unknown);
+        assert!(catalogue::TOOLS.iter().all(|tool| !unknown.admits(tool)));
+        let listed: Vec<String> = unknown
+            .listed_tools()
+            .into_iter()
+            .map(|tool| tool.name.to_string())
+            .collect();
+        assert_eq!(listed, ["connection"]);
+        assert!(unknown.resources().is_empty());
+        for known in [Scope::Act, Scope::Unsaid] {
+            assert!(offer(known).listed_tools().len() > 40, "{known:?}");
+        }
+        assert_eq!(offer(Scope::Member).audience, Audience::Household);
+    }
 }

@@ -19,7 +19,7 @@ use crate::cut::{self, LeftOut};
 use crate::redact::{self, Secrets};
 use crate::sentences::{self, DATA_END, DATA_START, Via};
 use crate::stack::jobs::JobState;
-use crate::stack::{Body, Failure, File, Refusal, Reply};
+use crate::stack::{Body, Failure, File, Refusal, Reply, Scope};
 use crate::standing;
 
 /// What a call came to, before it is handed over.
@@ -367,7 +367,7 @@ pub fn key_refused(via: Via) -> Answer {
     Answer::said(sentences::key_refused(via))
 }
 
-pub fn connected(scope: Option<&str>) -> Answer {
+pub fn connected(scope: Scope) -> Answer {
     Answer {
         is_error: false,
         ..Answer::said(sentences::connected(scope))

@@ -3,7 +3,7 @@
 
 use crate::catalogue::{ArgumentProblem, Fault};
 use crate::consent::OfferRefused;
-use crate::stack::Unreachable;
+use crate::stack::{Scope, Unreachable};
 
 /// How the assistant reaches this server, which decides what it is told to do about a refused
 /// key.
@@ -216,13 +216,18 @@ pub fn key_refused(via: Via) -> &'static str {
 }
 
 /// Where the server stands once the stack has answered; `scope` is what the stack said of the key.
-pub fn connected(scope: Option<&str>) -> String {
+pub fn connected(scope: Scope) -> String {
     let what = match scope {
-        Some("read") => "a key that may read",
-        Some("act") => "a key that may read and act",
-        Some("operator") => "an operator's key",
-        Some("member") => "a household member's key",
-        _ => "a key of a scope this server does not know",
+        Scope::Read => "a key that may read",
+        Scope::Act => "a key that may read and act",
+        Scope::Operator => "an operator's key",
+        Scope::Member => "a household member's key",
+        Scope::Unsaid => "a key whose scope the stack did not say",
+        Scope::Unknown => {
+            return "Connected: the stack answered, but it names this key's scope in a way this server does not \
+                    know, so no tool is offered for it but this one. The stack may be newer than this server."
+                .to_owned();
+        }
     };
     format!(
         "Connected: the stack answered, and this is {what}. The tools listed are what it may use."

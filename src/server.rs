@@ -25,7 +25,7 @@ use crate::outcome::{self, Answer, Handover};
 use crate::sentences::{self, Via};
 use crate::stack::jobs;
 use crate::stack::parameters::Parameters;
-use crate::stack::{Failure, Refusal, Reply, Stack};
+use crate::stack::{Failure, Refusal, Reply, Scope, Stack};
 use crate::standing::{self, Position, SharedStanding};
 
 /// The methods a client may ask of a server, each with parameters of a shape the protocol sets:
@@ -85,7 +85,7 @@ struct Ran {
     answer: Answer,
     decision: Decision,
     status: Option<u16>,
-    scope: Option<String>,
+    scope: Scope,
     audience: Audience,
 }
 
@@ -99,7 +99,7 @@ impl Ran {
             answer,
             decision,
             status: None,
-            scope: None,
+            scope: Scope::Unsaid,
             audience: Audience::Operator,
         }
     }
@@ -190,7 +190,7 @@ impl LemonfiberServer {
         let ran = self.run(tool, given, peer).await;
         audit::record(&audit::Entry {
             key_digest: &self.stack.key_digest(),
-            scope: ran.scope.as_deref(),
+            scope: ran.scope.word(),
             event,
             tool: tool.name,
             decision: ran.decision,
@@ -228,7 +228,7 @@ impl LemonfiberServer {
         };
         let ran = self.run_offered(tool, given, &offer, peer).await;
         Ran {
-            scope: offer.scope().map(str::to_owned),
+            scope: offer.scope(),
             audience: offer.audience,
             ..ran
         }

@@ -84,7 +84,46 @@ impl Refusal {
 #[derive(Debug, Clone, PartialEq)]
 pub struct Capabilities {
     pub states: BTreeMap<String, CapabilityState>,
-    pub scope: Option<String>,
+    pub scope: Scope,
+}
+
+/// Whose key it is, as the stack's capabilities say. A scope this server does not know is
+/// offered nothing but the connection tool, never the operator's tools.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Scope {
+    /// The stack named no scope (its published capabilities carry none): what the key may use
+    /// is what its capabilities say, in the operator's words.
+    Unsaid,
+    Operator,
+    Read,
+    Act,
+    Member,
+    /// A scope the web API this server speaks does not name.
+    Unknown,
+}
+
+impl Scope {
+    fn named(scope: Option<&str>) -> Scope {
+        match scope {
+            None => Scope::Unsaid,
+            Some("operator") => Scope::Operator,
+            Some("read") => Scope::Read,
+            Some("act") => Scope::Act,
+            Some("member") => Scope::Member,
+            Some(_) => Scope::Unknown,
+        }
+    }
+
+    /// The web API's word for it, where it said one the server knows.
+    pub fn word(self) -> Option<&'static str> {
+        match self {
+            Scope::Operator => Some("operator"),
+            Scope::Read => Some("read"),
+            Scope::Act => Some("act"),
+            Scope::Member => Some("member"),
+            Scope::Unsaid | Scope::Unknown => None,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -118,7 +157,7 @@ impl Capabilities {
                 Some((path.clone(), state))
             })
             .collect();
-        let scope = data.get("scope").and_then(Value::as_str).map(str::to_owned);
+        let scope = Scope::named(data.get("scope").and_then(Value::as_str));
         Some(Capabilities { states, scope })
     }
 }
@@ -383,7 +422,11 @@ mod tests {
             Some(CapabilityState::Unpermitted)
         );
         assert_eq!(capabilities.state_of("/api/future"), None);
-        assert_eq!(capabilities.scope.as_deref(), Some("read"));
+        assert_eq!(capabilities.scope, Scope::Read);
+        let unknown =
+            json!({"kind": "capabilities", "data": {"capabilities": {}, "scope": "root"}});
+        let unknown = Capabilities::from_envelope(&unknown).expect("capabilities");
+        assert_eq!(unknown.scope, Scope::Unknown);
         assert!(Capabilities::from_envelope(&json!({"kind": "status", "data": {}})).is_none());
     }
 }

@@ -153,7 +153,7 @@ mod tests {
     fn capabilities() -> Capabilities {
         Capabilities {
             states: Default::default(),
-            scope: Some("read".into()),
+            scope: crate::stack::Scope::Read,
         }
     }
 

@@ -485,3 +485,24 @@ async fn an_answer_unlike_the_contract_is_an_error_naming_the_mismatch_never_str
         "{difference}"
     );
 }
+
+/// A scope no web API names fails closed: the connection tool alone, whatever the key's
+/// capabilities say, and the scope's text (here, the key) is never said back (issue 10).
+#[tokio::test]
+async fn a_scope_no_web_api_names_is_offered_only_the_connection_tool() {
+    const ODD_SCOPE_KEY: &str = "lfk_0a1b2c3d4e5f60718293a4b5c6d7ffff";
+    let stack = HostileStack::start().await;
+    let server = against(&stack, ODD_SCOPE_KEY).await;
+    let tools = server.client.list_all_tools().await.expect("tools/list");
+    let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
+    assert_eq!(names, ["connection"]);
+    let refused = server.call("read_status", json!({})).await;
+    assert_eq!(refused.is_error, Some(true));
+    let connection = server.call("connection", json!({})).await;
+    let said = text_of(&connection);
+    assert!(said.contains("does not know"), "{said}");
+    assert!(
+        !said.contains(ODD_SCOPE_KEY.trim_start_matches("lfk_")),
+        "{said}"
+    );
+}

@@ -395,5 +395,11 @@ fn capabilities(key: &str) -> Value {
             states.insert(path.clone(), "available");
         }
     }
-    json!({"capabilities": states, "scope": format!("act {key}"), "stack": format!("a hostile stack for {key}")})
+    // A key ending in ffff is told a scope no web API names, with the key in it.
+    let scope = if key.ends_with("ffff") {
+        format!("act {key}")
+    } else {
+        "act".to_owned()
+    };
+    json!({"capabilities": states, "scope": scope, "stack": format!("a hostile stack for {key}")})
 }
