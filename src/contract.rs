@@ -1,0 +1,88 @@
+//! The generator: the core's contract (`contract/openapi.json`) and the words (`src/words.toml`)
+//! made into the typed SDK client (by progenitor), each read sent through it, and the tool
+//! catalogue. `build.rs` calls [`generate`] and writes what it answers to `OUT_DIR`; the unit
+//! tests (`tests/generator.rs`) call it on small contracts of their own.
+//!
+//! It refuses, naming each one, a read or key-callable action with no tool, a tool with no words,
+//! and words that name no tool (F13-R2).
+
+// Loaded by path from build.rs and from the generator's tests, so each child is named by its path.
+#[path = "contract/answers.rs"]
+mod answers;
+#[path = "contract/client.rs"]
+mod client;
+#[path = "contract/render.rs"]
+mod render;
+#[path = "contract/tools.rs"]
+mod tools;
+#[path = "contract/words.rs"]
+mod words;
+
+pub use std::collections::BTreeMap;
+pub use std::fmt::Write as _;
+
+pub use answers::*;
+pub use client::*;
+pub use openapiv3::{
+    OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, Schema, SchemaKind, Type,
+};
+pub use render::*;
+pub use serde::Deserialize;
+pub use serde_json::{Map, Value, json};
+pub use tools::*;
+pub use words::*;
+
+pub const CONTRACT: &str = "contract/openapi.json";
+pub const WORDS: &str = "src/words.toml";
+/// The SDK's inner value: the key every request carries and the limits of what is read, used by
+/// the hooks `crate::stack::door` implements.
+pub const SDK_INNER: &str = "crate::stack::door::Door";
+pub const TOOL_NAME_LIMIT: usize = 64;
+
+/// Every problem found, each said once, naming what to fix.
+pub type Problems = Vec<String>;
+
+/// The Rust the build writes to `OUT_DIR`, by file.
+pub struct Generated {
+    /// `catalogue.rs`: the tools, their schemas and words, every kind's schema.
+    pub catalogue: String,
+    /// `sdk_calls.rs`: each read and action sent through the SDK, and each operation's path
+    /// template.
+    pub sdk_calls: String,
+    /// `sdk.rs`: the SDK itself.
+    pub sdk: String,
+}
+
+/// The generated code for a contract (OpenAPI 3.0 as JSON) and words (TOML).
+pub fn generate(contract: &str, words: &str) -> Result<Generated, Problems> {
+    let document: Value = serde_json::from_str(contract)
+        .map_err(|error| vec![format!("{CONTRACT} is not JSON: {error}")])?;
+    // From the text, not the value: the contract's order is the tools' order.
+    let contract: OpenAPI = serde_json::from_str(contract).map_err(|error| {
+        vec![format!(
+            "{CONTRACT} is not an OpenAPI 3.0 document: {error}"
+        )]
+    })?;
+    let words: Words =
+        toml::from_str(words).map_err(|error| vec![format!("{WORDS} cannot be read: {error}")])?;
+
+    let mut tools = tools_of(&contract)?;
+    tools.extend(server_tools());
+    let catalogue = join_words(&tools, &words)?;
+    let notes = &words.notes;
+    if !present(&notes.unconfigured) || !present(&notes.unconfigured_household) {
+        return Err(vec![format!(
+            "{WORDS} needs both notes, unconfigured and unconfigured_household"
+        )]);
+    }
+    let notes = format!(
+        "/// Added to a tool's description when its path is `unconfigured`: for the operator, and in the household's words.\npub const UNCONFIGURED_NOTE: (&str, &str) = ({:?}, {:?});\n\n",
+        notes.unconfigured.trim(),
+        notes.unconfigured_household.trim()
+    );
+    Ok(Generated {
+        catalogue: notes + &render_catalogue(&catalogue, &document)?,
+        sdk_calls: render_sdk_calls(&tools) + &render_operations(&contract),
+        sdk: render_sdk(&contract)?,
+    })
+}

@@ -1,0 +1,162 @@
+//! The generator (`src/contract.rs`) on small contracts of the tests' own, in memory: what it
+//! makes of a read, a household read, an action and its rehearsal, and how it names what is
+//! missing (F13-R2). The slow test that builds a copy of the whole project is `generation.rs`.
+
+#[allow(dead_code)]
+#[path = "../src/contract.rs"]
+mod contract;
+
+use serde_json::{Value, json};
+
+/// A contract of one read, `/api/status`, and whatever `more` adds to its paths.
+fn contract_with(more: Value) -> String {
+    let answer = json!({
+        "2XX": {"description": "An envelope.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Envelope"}}}},
+        "default": {"description": "A refusal.", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Envelope"}}}}
+    });
+    let mut paths = json!({
+        "/api/status": {"get": {"operationId": "read_status", "tags": ["read"], "responses": answer.clone(),
+                                "x-lemonfiber-kinds": []}},
+        "/api/jobs/{job}": {"get": {"operationId": "read_job", "tags": ["jobs"],
+            "parameters": [{"name": "job", "in": "path", "required": true, "schema": {"type": "string"}}],
+            "responses": answer.clone()}}
+    });
+    for (path, item) in more.as_object().into_iter().flatten() {
+        let mut item = item.clone();
+        for operation in ["get", "post"] {
+            if let Some(operation) = item.get_mut(operation) {
+                operation["responses"] = answer.clone();
+            }
+        }
+        paths[path] = item;
+    }
+    json!({
+        "openapi": "3.0.3",
+        "info": {"title": "a small contract", "version": "1"},
+        "paths": paths,
+        "components": {"schemas": {
+            "Envelope": {"type": "object", "properties": {"kind": {"type": "string"}, "data": {}}},
+            "RestartArguments": {"type": "object", "properties": {
+                "offer": {"type": "string", "nullable": true, "default": null},
+                "dry_run": {"type": "boolean", "default": false}}}
+        }}
+    })
+    .to_string()
+}
+
+/// Words for the server's own tools and for `/api/status`, and whatever `more` adds.
+fn words_with(more: &str) -> String {
+    format!(
+        r#"[parameters]
+offer = "The offer."
+
+[notes]
+unconfigured = "Not turned on."
+unconfigured_household = "Not switched on."
+
+[tools.connection]
+title = "Connection"
+operator = "Where this server stands with the stack."
+
+[tools.job]
+title = "A job"
+operator = "Where a job stands."
+[tools.job.parameters]
+job = "The job."
+
+[tools.read_status]
+title = "Status"
+operator = "How the stack is."
+{more}"#
+    )
+}
+
+fn problems_of(contract: &str, words: &str) -> Vec<String> {
+    match contract::generate(contract, words) {
+        Ok(_) => Vec::new(),
+        Err(problems) => problems,
+    }
+}
+
+#[test]
+fn a_read_becomes_a_tool_and_a_resource() {
+    let generated = contract::generate(&contract_with(json!({})), &words_with(""))
+        .unwrap_or_else(|problems| panic!("{problems:#?}"));
+    assert!(generated.catalogue.contains(r#"name: "read_status""#));
+    assert!(
+        generated
+            .catalogue
+            .contains(r#""lemonfiber://read/status""#)
+    );
+    assert!(generated.sdk_calls.contains("client.read_status()"));
+    assert!(generated.sdk.contains("pub fn read_status"));
+}
+
+#[test]
+fn a_read_gained_without_words_is_named() {
+    let contract = contract_with(json!({
+        "/api/stuck": {"get": {"operationId": "read_stuck", "tags": ["read"], "x-lemonfiber-kinds": []}}
+    }));
+    assert_eq!(
+        problems_of(&contract, &words_with("")),
+        ["tool read_stuck (from /api/stuck) has no words in src/words.toml"]
+    );
+}
+
+#[test]
+fn words_for_no_tool_and_a_household_read_without_household_words_are_named() {
+    let contract = contract_with(json!({
+        "/api/held": {"get": {"operationId": "read_held", "tags": ["read"], "x-lemonfiber-kinds": [],
+                              "x-lemonfiber-household": true}}
+    }));
+    let words = words_with(
+        "[tools.read_held]\ntitle = \"Library\"\noperator = \"What is held.\"\n\n[tools.read_gone]\ntitle = \"Gone\"\noperator = \"Nothing.\"\n",
+    );
+    let problems = problems_of(&contract, &words);
+    assert!(
+        problems.iter().any(|problem| problem
+            == "tool read_held is a household read (x-lemonfiber-household) and has no household words in src/words.toml"),
+        "{problems:#?}"
+    );
+    assert!(
+        problems.iter().any(|problem| problem
+            == "src/words.toml has words for read_gone, which the contract makes no tool for"),
+        "{problems:#?}"
+    );
+}
+
+#[test]
+fn a_key_callable_action_with_a_rehearsal_becomes_two_tools_with_its_flags() {
+    let contract = contract_with(json!({
+        "/api/actions/restart": {"post": {
+            "operationId": "act_restart", "tags": ["action"],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RestartArguments"}}}},
+            "x-lemonfiber-key-callable": true, "x-lemonfiber-disturbs": true, "x-lemonfiber-rehearsal": true,
+            "x-lemonfiber-idempotent": true, "x-lemonfiber-stale-offer": "LIFE-10", "x-lemonfiber-consent": ["offer"]
+        }}
+    }));
+    let words = words_with(
+        "[tools.rehearse_restart]\ntitle = \"Rehearse a restart\"\noperator = \"What a restart would do.\"\n\n[tools.restart]\ntitle = \"Restart\"\noperator = \"Restarts.\"\n",
+    );
+    let generated =
+        contract::generate(&contract, &words).unwrap_or_else(|problems| panic!("{problems:#?}"));
+    let restart = generated
+        .catalogue
+        .split("ToolSpec {")
+        .find(|tool| tool.contains(r#"name: "restart""#))
+        .expect("the act tool");
+    assert!(
+        restart.contains("read_only: false, destructive: true, idempotent: true"),
+        "{restart}"
+    );
+    assert!(generated.catalogue.contains(r#"name: "rehearse_restart""#));
+    assert!(generated.sdk_calls.contains("client.act_restart()"));
+
+    let without_flag = contract.replace(r#""x-lemonfiber-disturbs":true,"#, "");
+    assert!(
+        problems_of(&without_flag, &words)
+            .iter()
+            .any(|problem| problem.contains("x-lemonfiber-disturbs")),
+        "a missing flag is named"
+    );
+}
