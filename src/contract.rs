@@ -11,6 +11,8 @@
 mod answers;
 #[path = "contract/client.rs"]
 mod client;
+#[path = "contract/naming.rs"]
+mod naming;
 #[path = "contract/render.rs"]
 mod render;
 #[path = "contract/tools.rs"]
@@ -23,6 +25,7 @@ pub use std::fmt::Write as _;
 
 pub use answers::*;
 pub use client::*;
+pub use naming::*;
 pub use openapiv3::{
     OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, Schema, SchemaKind, Type,
 };

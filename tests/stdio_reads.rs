@@ -5,6 +5,9 @@
 mod demo;
 #[path = "support/mcp.rs"]
 mod mcp;
+#[path = "../src/contract/naming.rs"]
+#[allow(dead_code)]
+mod naming;
 
 use std::collections::BTreeSet;
 
@@ -24,7 +27,7 @@ async fn connected(demo: &DemoStack, key_file: &str) -> Stdio {
     .await
 }
 
-/// The read tool names the contract calls for, worked out here from the contract itself.
+/// The read tool names the contract calls for, by the one naming rule the generator uses.
 fn reads_in_contract() -> BTreeSet<String> {
     let contract: Value = serde_json::from_str(include_str!("../contract/openapi.json"))
         .expect("the contract is JSON");
@@ -36,19 +39,7 @@ fn reads_in_contract() -> BTreeSet<String> {
                 .as_array()
                 .is_some_and(|tags| tags.contains(&json!("read")))
         })
-        .map(|(path, _)| {
-            let rest: Vec<String> = path
-                .trim_start_matches("/api/")
-                .split('/')
-                .map(
-                    |part| match part.strip_prefix('{').and_then(|p| p.strip_suffix('}')) {
-                        Some(variable) => format!("by_{variable}"),
-                        None => part.replace('-', "_"),
-                    },
-                )
-                .collect();
-            format!("read_{}", rest.join("_"))
-        })
+        .map(|(path, _)| naming::read_tool_name(path))
         .collect()
 }
 

@@ -97,13 +97,7 @@ pub fn render_catalogue(catalogue: &[WordedTool], document: &Value) -> Result<St
             _ => (true, false, true),
         };
         let resource = match tool.role {
-            Role::Read => format!(
-                "Some({:?})",
-                format!(
-                    "lemonfiber://read/{}",
-                    tool.path.trim_start_matches("/api/")
-                )
-            ),
+            Role::Read => format!("Some({:?})", resource_uri(&tool.path)),
             _ => "None".to_owned(),
         };
         let household_schema = words
@@ -188,7 +182,7 @@ pub fn render_catalogue(catalogue: &[WordedTool], document: &Value) -> Result<St
         "The tool that rehearses it, for an action that can be rehearsed.",
         "rehearsal_tool(self) -> Option<&'static str>",
         &|tool| match tool.action.as_ref().is_some_and(|flags| flags.rehearsal) {
-            true => format!("Some({:?})", format!("rehearse_{}", tool.name)),
+            true => format!("Some({:?})", rehearsal_tool_name(&tool.name)),
             false => "None".to_owned(),
         },
     );

@@ -143,21 +143,6 @@ pub fn server_tools() -> Vec<ContractTool> {
     }]
 }
 
-/// `/api/held/{id}` → `read_held_by_id`; `/api/front-door` → `read_front_door`.
-pub fn read_tool_name(path: &str) -> String {
-    let rest = path.trim_start_matches("/api/");
-    let segments: Vec<String> = rest
-        .split('/')
-        .map(
-            |segment| match segment.strip_prefix('{').and_then(|s| s.strip_suffix('}')) {
-                Some(variable) => format!("by_{variable}"),
-                None => segment.to_owned(),
-            },
-        )
-        .collect();
-    format!("read_{}", segments.join("_").replace('-', "_"))
-}
-
 pub fn read_tool(path: &str, get: &Operation) -> Result<ContractTool, Problems> {
     let mut parameters = Vec::new();
     let mut problems = Vec::new();
@@ -424,7 +409,7 @@ pub fn action_tools(
         .collect();
     Ok(vec![
         tool(
-            format!("rehearse_{name}"),
+            rehearsal_tool_name(&name),
             Role::Rehearse,
             rehearsal_arguments,
         ),
