@@ -58,8 +58,8 @@ const KNOWN_METHODS: [&str; 21] = {
     ]
 };
 
-/// The protocol versions served: from 2025-06-18 on.
-const PROTOCOL_VERSIONS: [ProtocolVersion; 3] = [
+/// The protocol versions served, over either transport: from 2025-06-18 on.
+pub const PROTOCOL_VERSIONS: [ProtocolVersion; 3] = [
     ProtocolVersion::V_2025_06_18,
     ProtocolVersion::V_2025_11_25,
     ProtocolVersion::V_2026_07_28,

@@ -6,12 +6,11 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
+use crate::server::PROTOCOL_VERSIONS;
 use crate::stack::credential::Key;
 
 /// The largest request body taken; a larger one is refused before it is read.
 pub const BODY_LIMIT: u64 = 4 * 1024 * 1024;
-/// The protocol versions served, from the one endpoint.
-pub const PROTOCOL_VERSIONS: [&str; 3] = ["2025-06-18", "2025-11-25", "2026-07-28"];
 const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
 pub fn refusal(status: StatusCode, error: &str, description: &str) -> Response {
@@ -167,10 +166,14 @@ impl Checks {
         }
         if let Some(version) = headers.get(PROTOCOL_VERSION_HEADER) {
             let version = version.to_str().unwrap_or_default();
-            if !PROTOCOL_VERSIONS.contains(&version) {
+            if !PROTOCOL_VERSIONS
+                .iter()
+                .any(|served| served.as_str() == version)
+            {
+                let served: Vec<&str> = PROTOCOL_VERSIONS.iter().map(|v| v.as_str()).collect();
                 let description = format!(
                     "Unsupported MCP-Protocol-Version; this server speaks {}.",
-                    PROTOCOL_VERSIONS.join(", ")
+                    served.join(", ")
                 );
                 return Err(Refused::new(
                     StatusCode::BAD_REQUEST,
