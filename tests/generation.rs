@@ -77,6 +77,8 @@ fn edit(path: &Path, change: impl FnOnce(String) -> String) {
 async fn the_build_names_missing_words_and_a_new_read_becomes_a_tool_and_resource() {
     let copy = std::env::temp_dir().join(format!("lemonfiber-generation-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&copy);
+    // Removed when the test ends, passed or failed.
+    let _removed = Removed(copy.clone());
     copy_of_project(&copy);
 
     // Deleting one tool's words fails the build, naming that tool; so does a household read
@@ -164,5 +166,13 @@ async fn the_build_names_missing_words_and_a_new_read_becomes_a_tool_and_resourc
             .iter()
             .any(|resource| resource.uri == "lemonfiber://read/queue")
     );
-    let _ = std::fs::remove_dir_all(&copy);
+}
+
+/// A folder removed when it goes out of scope, however the test ends.
+struct Removed(PathBuf);
+
+impl Drop for Removed {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
