@@ -354,8 +354,8 @@ const IDEMPOTENCY_KEY_REUSED: &str = "ASK-13";
 fn refused(refusal: &Refusal) -> Answer {
     let sentence = match (refusal.status, refusal.code()) {
         (429, _) => sentences::too_many(refusal.retry_after_seconds),
-        (403, Some(standing::OUT_OF_SCOPE)) => sentences::out_of_scope().to_owned(),
-        (403, Some(standing::NOT_PINNED)) => sentences::not_pinned().to_owned(),
+        _ if standing::out_of_scope(refusal) => sentences::out_of_scope().to_owned(),
+        _ if standing::not_pinned(refusal) => sentences::not_pinned().to_owned(),
         (400, Some(NOT_AN_IDEMPOTENCY_KEY)) => sentences::idempotency_key_refused().to_owned(),
         (400, Some(IDEMPOTENCY_KEY_REUSED)) => sentences::idempotency_key_reused().to_owned(),
         (status, _) => sentences::refused(status),

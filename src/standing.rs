@@ -44,12 +44,12 @@ impl Position {
 }
 
 /// NOT_ADMITTED: the request carried no key this stack admits.
-pub const NOT_ADMITTED: &str = "ADMIT-4";
+const NOT_ADMITTED: &str = "ADMIT-4";
 /// KEY_IN_THE_CLEAR: the key came from another machine over a connection the stack does not
 /// count as pinned. A setup problem, not a wrong key.
-pub const NOT_PINNED: &str = "ADMIT-11";
+const NOT_PINNED: &str = "ADMIT-11";
 /// NOT_FOR_A_KEY: the key's scope does not reach what was asked.
-pub const OUT_OF_SCOPE: &str = "ADMIT-12";
+const OUT_OF_SCOPE: &str = "ADMIT-12";
 
 /// A refusal that means the key itself is refused: wrong, revoked or unknown (all alike).
 pub fn refuses_the_key(refusal: &Refusal) -> bool {

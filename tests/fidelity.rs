@@ -10,18 +10,9 @@ mod mcp;
 
 use base64::Engine as _;
 use demo::DemoStack;
-use mcp::{Stdio, text_of, tool_named, unframe};
+use mcp::{connected, text_of, tool_named, unframe};
 use rmcp::model::{CallToolResult, Tool};
 use serde_json::{Value, json};
-
-async fn connected(demo: &DemoStack, key_file: &str) -> Stdio {
-    Stdio::start(&[
-        ("LEMONFIBER_ADDRESS", &demo.address),
-        ("LEMONFIBER_PIN", &demo.pin),
-        ("LEMONFIBER_KEY_FILE", key_file),
-    ])
-    .await
-}
 
 /// The read tools whose answer the contract gives a kind: every JSON read but the logs.
 fn reads_with_a_kind() -> Vec<String> {

@@ -11,7 +11,7 @@ use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use demo::DemoStack;
-use mcp::{Stdio, parameter_names, text_of, tool_named, unframe};
+use mcp::{Stdio, connected, parameter_names, text_of, tool_named, unframe};
 use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
 
@@ -27,15 +27,6 @@ const HOUSEHOLD_READS: [&str; 7] = [
 const UNCONFIGURED: &str = "This is not turned on on the stack yet";
 const UNCONFIGURED_HOUSEHOLD: &str = "This is not switched on yet";
 const KEY_REFUSED: &str = "The stack refused this server's key";
-
-async fn connected(demo: &DemoStack, key_file: &str) -> Stdio {
-    Stdio::start(&[
-        ("LEMONFIBER_ADDRESS", &demo.address),
-        ("LEMONFIBER_PIN", &demo.pin),
-        ("LEMONFIBER_KEY_FILE", key_file),
-    ])
-    .await
-}
 
 fn names(tools: &[rmcp::model::Tool]) -> BTreeSet<String> {
     tools.iter().map(|tool| tool.name.to_string()).collect()

@@ -12,20 +12,11 @@ mod naming;
 use std::collections::BTreeSet;
 
 use demo::DemoStack;
-use mcp::{Stdio, text_of, tool_named, unframe};
+use mcp::{Stdio, connected, text_of, tool_named, unframe};
 use rmcp::model::{ReadResourceRequestParams, ResourceContents};
 use serde_json::{Value, json};
 
 const READ_COUNT: usize = 39;
-
-async fn connected(demo: &DemoStack, key_file: &str) -> Stdio {
-    Stdio::start(&[
-        ("LEMONFIBER_ADDRESS", &demo.address),
-        ("LEMONFIBER_PIN", &demo.pin),
-        ("LEMONFIBER_KEY_FILE", key_file),
-    ])
-    .await
-}
 
 /// The read tool names the contract calls for, by the one naming rule the generator uses.
 fn reads_in_contract() -> BTreeSet<String> {

@@ -18,7 +18,7 @@ use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 use tokio::sync::Notify;
 
-use super::demo::BINARY;
+use super::demo::{BINARY, DemoStack};
 
 pub struct Stdio {
     pub client: RunningService<RoleClient, Watcher>,
@@ -136,6 +136,16 @@ impl Stdio {
             .read_resource(rmcp::model::ReadResourceRequestParams::new(uri))
             .await
     }
+}
+
+/// The real server over stdio, reaching the demo stack with the key in `key_file`.
+pub async fn connected(demo: &DemoStack, key_file: &str) -> Stdio {
+    Stdio::start(&[
+        ("LEMONFIBER_ADDRESS", &demo.address),
+        ("LEMONFIBER_PIN", &demo.pin),
+        ("LEMONFIBER_KEY_FILE", key_file),
+    ])
+    .await
 }
 
 /// The listed tool of that name.
