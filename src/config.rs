@@ -6,8 +6,8 @@ use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
 
+use crate::fingerprint::{Fingerprint, FingerprintError};
 use crate::stack::credential::{Key, KeyError};
-use crate::stack::pin::{Pin, PinError};
 use crate::stack::{AnswerLimits, StackAddress};
 
 pub const ADDRESS: &str = "LEMONFIBER_ADDRESS";
@@ -47,7 +47,7 @@ pub enum ConfigError {
     Missing(&'static str),
     BadAddress(&'static str),
     PinMissing,
-    BadPin(PinError),
+    BadPin(FingerprintError),
     KeyFileOpenToOthers(PathBuf, u32),
     BadSize(&'static str, u64, u64),
     BothKeys,
@@ -446,7 +446,8 @@ pub fn stack_address(text: &str, pin: Option<&str>) -> Result<StackAddress, Conf
     if url.host().is_none() {
         return Err(ConfigError::BadAddress("it names no host"));
     }
-    let pin = Pin::parse(pin.ok_or(ConfigError::PinMissing)?).map_err(ConfigError::BadPin)?;
+    let pin =
+        Fingerprint::parse(pin.ok_or(ConfigError::PinMissing)?).map_err(ConfigError::BadPin)?;
     let base_url = url.as_str().trim_end_matches('/').to_owned();
     Ok(StackAddress { base_url, pin })
 }

@@ -210,7 +210,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
             "key_files": { "read": key_file("read"), "act": key_file("act"), "member": key_file("member") },
             "control": format!("http://{control_address}"),
             "mcp_url": served.mcp_url,
-            "mcp_pin": served.mcp.fingerprint.to_string(),
+            "mcp_pin": served.mcp.fingerprint.to_hex(),
         });
         println!("{line}");
     } else {
@@ -284,7 +284,7 @@ fn print_for_a_person(demo: &Demo, served: &Served, key_directory: &Path) {
     println!("  url          {}", served.mcp_url);
     println!(
         "  fingerprint  {} (SHA-256; pin it, or trust {})",
-        served.mcp.fingerprint,
+        served.mcp.fingerprint.to_hex(),
         served.mcp.certificate_file.display()
     );
     println!("  key          send one of the keys above as: Authorization: Bearer <key>\n");

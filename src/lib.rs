@@ -2,25 +2,18 @@
 //! Model Context Protocol, with exactly the authority of the integration key it is given.
 //!
 //! The command line (`main.rs`) calls [`serve`] and [`demo`]; the tests reach the pin verifier
-//! ([`stack::pin`]) and the sentences the server says ([`sentences`]) from here rather than
+//! ([`stack::pin`]) and the sentences the server says ([`answer::sentences`]) from here rather than
 //! copying them.
 
-mod arguments;
-mod audit;
-mod by_digest;
+mod access;
+pub mod answer;
 mod catalogue;
-mod certs;
 mod config;
-mod conformance;
-mod consent;
 mod cut;
 pub mod demo;
+pub mod fingerprint;
 mod lock;
-mod offer;
-mod outcome;
+mod mcp;
 pub mod redact;
-pub mod sentences;
 pub mod serve;
-mod server;
 pub mod stack;
-mod standing;

@@ -3,6 +3,7 @@
 
 pub mod http;
 pub mod stdio;
+pub mod tls;
 
 /// Why serving stopped: bad settings (the command line's exit 2) or a failure while running
 /// (exit 1).

@@ -20,13 +20,14 @@ use progenitor_client::Error;
 use serde_json::Value;
 
 use crate::catalogue::{Action, Read};
+use crate::fingerprint::Fingerprint;
 use crate::redact::Secrets;
 pub use bounded::AnswerLimits;
 use credential::Key;
 use door::Door;
 pub use image::{IMAGE_LIMIT, PIXEL_LIMIT};
 use parameters::Parameters;
-use pin::{Pin, PinVerifier};
+use pin::PinVerifier;
 pub use reply::{Body, File, Reply};
 
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(5);
@@ -38,7 +39,7 @@ pub struct StackAddress {
     /// `https://host:port`, with no path.
     pub base_url: String,
     /// The SHA-256 of the certificate the stack must show.
-    pub pin: Pin,
+    pub pin: Fingerprint,
 }
 
 /// Why a request to the stack did not get an answer from it.
@@ -344,7 +345,7 @@ mod tests {
     fn stack_on_a_closed_port() -> Stack {
         let address = StackAddress {
             base_url: "https://127.0.0.1:1".to_owned(),
-            pin: Pin::of_certificate(b"none"),
+            pin: Fingerprint::of_certificate(b"none"),
         };
         let key = Key::parse("lfk_00112233445566778899aabbccddeeff").expect("a key");
         let limits = AnswerLimits {

@@ -9,8 +9,8 @@ use super::actions::{Acted, Actions};
 use super::api::{enveloped, problem_data};
 use super::household::{Answer, Household, Query};
 use super::keys::Scope;
+use crate::answer::conformance::check_kind;
 use crate::catalogue;
-use crate::conformance::check_kind;
 
 /// Reads asked again with these queries, besides with none.
 const QUERIES: [(&str, &str); 20] = [

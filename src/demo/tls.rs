@@ -8,7 +8,7 @@ use rustls::ServerConfig;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use sha2::{Digest, Sha256};
 
-use crate::stack::pin::Pin;
+use crate::fingerprint::Fingerprint;
 
 /// PKCS#8 v1 for an Ed25519 key, less its 32-byte seed.
 const ED25519_PKCS8_PREFIX: [u8; 16] = [
@@ -17,7 +17,7 @@ const ED25519_PKCS8_PREFIX: [u8; 16] = [
 
 pub struct Certificate {
     pub config: Arc<ServerConfig>,
-    pub pin: Pin,
+    pub pin: Fingerprint,
 }
 
 pub fn make(seed: Option<u64>) -> Result<Certificate, String> {
@@ -52,9 +52,9 @@ pub fn make(seed: Option<u64>) -> Result<Certificate, String> {
         .self_signed(&key_pair)
         .map_err(|error| format!("cannot sign the demo's certificate: {error}"))?;
     let der: CertificateDer<'static> = certificate.der().clone();
-    let pin = Pin::of_certificate(&der);
+    let pin = Fingerprint::of_certificate(&der);
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key_pair.serialize_der()));
-    let config = crate::certs::server_config(der, key).map_err(|error| error.to_string())?;
+    let config = crate::serve::tls::server_config(der, key).map_err(|error| error.to_string())?;
     Ok(Certificate { config, pin })
 }
 

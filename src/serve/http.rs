@@ -26,12 +26,13 @@ use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use crate::audit;
-use crate::certs::{self, Fingerprint};
+use super::tls;
+use crate::access::consent::Seal;
 use crate::config::{self, HttpSettings};
-use crate::consent::Seal;
+use crate::fingerprint::Fingerprint;
+use crate::mcp::audit;
+use crate::mcp::server::Common;
 use crate::serve::Fatal;
-use crate::server::Common;
 use guard::{Checks, Refused, refusal};
 use keys::{Admission, KeyService, KeyServices, SessionsFull};
 use limits::PeerAllowances;
@@ -63,7 +64,7 @@ pub struct Serving {
 
 /// Starts serving; answers once listening.
 pub async fn serve(settings: HttpSettings) -> Result<Serving, String> {
-    let certificate = certs::own_certificate(&settings.state, &settings.names)
+    let certificate = tls::own_certificate(&settings.state, &settings.names)
         .map_err(|error| error.to_string())?;
     let listener = std::net::TcpListener::bind(settings.listen)
         .map_err(|error| format!("cannot listen on {}: {error}", settings.listen))?;
@@ -136,18 +137,21 @@ pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fat
     let names = settings.names.clone();
     let serving = serve(settings).await.map_err(Fatal::Failed)?;
     let url = mcp_url(&names, serving.address);
-    tracing::info!(url = %url, fingerprint = %serving.fingerprint, "serving MCP over HTTPS");
+    tracing::info!(url = %url, fingerprint = %serving.fingerprint.to_hex(), "serving MCP over HTTPS");
     tracing::info!("{}", who_can_check(&serving.fingerprint));
     if print_json {
         let line = json!({
             "mcp_url": url,
-            "mcp_pin": serving.fingerprint.to_string(),
+            "mcp_pin": serving.fingerprint.to_hex(),
             "certificate_file": serving.certificate_file.display().to_string(),
         });
         println!("{line}");
     } else {
         println!("Serving MCP at {url}");
-        println!("Certificate fingerprint (SHA-256): {}", serving.fingerprint);
+        println!(
+            "Certificate fingerprint (SHA-256): {}",
+            serving.fingerprint.to_hex()
+        );
         println!("{}", who_can_check(&serving.fingerprint));
     }
     let Serving { ends, done, .. } = serving;
@@ -183,6 +187,7 @@ pub fn mcp_url(names: &[String], address: SocketAddr) -> String {
 
 /// F13-R13: who can check the certificate this mode serves.
 pub fn who_can_check(fingerprint: &Fingerprint) -> String {
+    let fingerprint = fingerprint.to_hex();
     format!(
         "This server serves a certificate of its own. Only a client that pins its fingerprint ({fingerprint}) or \
          trusts the certificate file can check it, so only assistants that connect from your own devices can \

@@ -4,14 +4,14 @@ use std::sync::Arc;
 
 use rmcp::ServiceExt;
 
-use crate::audit;
+use crate::access::consent::Seal;
+use crate::access::standing;
+use crate::answer::sentences::Via;
 use crate::config;
-use crate::consent::Seal;
-use crate::sentences::Via;
+use crate::mcp::audit;
+use crate::mcp::server::{Common, LemonfiberServer};
 use crate::serve::Fatal;
-use crate::server::{Common, LemonfiberServer};
 use crate::stack::Stack;
-use crate::standing;
 
 pub async fn run() -> Result<(), Fatal> {
     let settings = config::stdio_settings(|name| std::env::var(name).ok())

@@ -6,7 +6,8 @@
 
 use std::sync::Arc;
 
-use lemonfiber_mcp::stack::pin::{Pin, PinVerifier};
+use lemonfiber_mcp::fingerprint::Fingerprint as Pin;
+use lemonfiber_mcp::stack::pin::PinVerifier;
 
 /// TLS that trusts exactly the certificate of this SHA-256 fingerprint: the library's own pin
 /// verifier, as the server uses it for the stack.

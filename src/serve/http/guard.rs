@@ -6,7 +6,7 @@ use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
-use crate::server::PROTOCOL_VERSIONS;
+use crate::mcp::server::PROTOCOL_VERSIONS;
 use crate::stack::credential::Key;
 
 /// The largest request body taken; a larger one is refused before it is read.

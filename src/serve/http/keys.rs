@@ -18,14 +18,14 @@ use tokio_util::sync::CancellationToken;
 use super::limits::Bucket;
 use super::refused::RefusedKeys;
 use super::sessions::{KeySessions, Permits};
-use crate::by_digest::ByDigest;
+use crate::access::by_digest::ByDigest;
+use crate::access::standing::{self, SharedStanding};
+use crate::answer::sentences::Via;
 use crate::config::Limits;
 use crate::lock::lock;
-use crate::sentences::Via;
-use crate::server::{Common, LemonfiberServer};
+use crate::mcp::server::{Common, LemonfiberServer};
 use crate::stack::credential::Key;
 use crate::stack::{Failure, Stack, StackAddress};
-use crate::standing::{self, SharedStanding};
 
 /// The most accepted keys whose services are kept at once; past it, the one used longest ago is
 /// let go and its sessions end.
@@ -288,9 +288,9 @@ pub enum SessionsFull {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::access::consent::Seal;
     use crate::config::Conduct;
-    use crate::consent::Seal;
-    use crate::stack::pin::Pin;
+    use crate::fingerprint::Fingerprint;
 
     /// A stack that takes the connection and never answers, so a key's check hangs.
     fn silent_stack() -> (std::net::TcpListener, StackAddress) {
@@ -298,7 +298,7 @@ mod tests {
         let port = listener.local_addr().expect("address").port();
         let address = StackAddress {
             base_url: format!("https://127.0.0.1:{port}"),
-            pin: Pin::of_certificate(b"none"),
+            pin: Fingerprint::of_certificate(b"none"),
         };
         (listener, address)
     }

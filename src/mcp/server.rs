@@ -15,18 +15,18 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::Value;
 
-use crate::arguments;
-use crate::audit::{self, Decision};
+use super::arguments;
+use super::audit::{self, Decision};
+use crate::access::consent::{self, OfferRefused, Seal};
+use crate::access::offer::{self, Offer};
+use crate::access::standing::{self, Position, SharedStanding};
+use crate::answer::outcome::{self, Answer, Handover};
+use crate::answer::sentences::{self, Via};
 use crate::catalogue::{self, Action, Audience, Operation, ToolSpec};
 use crate::config::Conduct;
-use crate::consent::{self, OfferRefused, Seal};
-use crate::offer::{self, Offer};
-use crate::outcome::{self, Answer, Handover};
-use crate::sentences::{self, Via};
 use crate::stack::jobs;
 use crate::stack::parameters::Parameters;
 use crate::stack::{Failure, Refusal, Reply, Scope, Stack};
-use crate::standing::{self, Position, SharedStanding};
 
 /// The methods a client may ask of a server, each with parameters of a shape the protocol sets:
 /// one of these whose parameters do not parse is invalid params, not an unknown method. Named by

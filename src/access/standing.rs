@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use tokio::sync::Mutex;
 
-use crate::offer::Offer;
+use super::offer::Offer;
 use crate::stack::{Capabilities, Failure, Refusal};
 
 /// How long what the stack said a key may do is trusted before it is asked again.

@@ -3,7 +3,7 @@
 //! structured content, and as JSON inside a block whose random boundary the JSON cannot contain,
 //! after the server's own sentences (F13-R14).
 
-mod clean;
+use super::clean;
 
 use base64::Engine as _;
 use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
@@ -12,15 +12,15 @@ use sha2::{Digest, Sha256};
 
 use std::time::Duration;
 
+use super::conformance;
+use super::sentences::{self, DATA_END, DATA_START, Via};
+use crate::access::consent::OfferRefused;
+use crate::access::standing;
 use crate::catalogue::ArgumentProblem;
-use crate::conformance;
-use crate::consent::OfferRefused;
 use crate::cut::{self, LeftOut};
 use crate::redact::{self, Secrets};
-use crate::sentences::{self, DATA_END, DATA_START, Via};
 use crate::stack::jobs::JobState;
 use crate::stack::{Body, Failure, File, Refusal, Reply, Scope};
-use crate::standing;
 
 /// What a call came to, before it is handed over.
 pub struct Answer {

@@ -12,33 +12,12 @@ use rcgen::{CertificateParams, KeyPair};
 use rustls::ServerConfig;
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
-use sha2::{Digest, Sha256};
+
+use crate::fingerprint::Fingerprint;
 
 const CERTIFICATE_FILE: &str = "server-certificate.pem";
 const KEY_FILE: &str = "server-key.pem";
 const NAMES_FILE: &str = "server-names";
-
-/// The SHA-256 of a served certificate's DER: public, for clients to pin.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct Fingerprint([u8; 32]);
-
-impl Fingerprint {
-    pub fn of(der: &[u8]) -> Fingerprint {
-        Fingerprint(Sha256::digest(der).into())
-    }
-}
-
-impl fmt::Display for Fingerprint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        self.0.iter().try_for_each(|byte| write!(f, "{byte:02x}"))
-    }
-}
-
-impl fmt::Debug for Fingerprint {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "Fingerprint({self})")
-    }
-}
 
 /// A certificate ready to serve.
 pub struct Served {
@@ -100,7 +79,7 @@ pub fn own_certificate(state: &Path, names: &[String]) -> Result<Served, CertErr
         })?;
         let key = PrivateKeyDer::from_pem_slice(&key)
             .map_err(|_| fail(format!("{} is not a PEM private key", key_file.display())))?;
-        let fingerprint = Fingerprint::of(&certificate);
+        let fingerprint = Fingerprint::of_certificate(&certificate);
         return Ok(Served {
             config: server_config(certificate, key)?,
             fingerprint,
@@ -133,7 +112,7 @@ pub fn own_certificate(state: &Path, names: &[String]) -> Result<Served, CertErr
     write_file(&certificate_file, certificate.pem().as_bytes(), 0o644)?;
     write_file(&names_file, wanted.as_bytes(), 0o644)?;
     let der = certificate.der().clone();
-    let fingerprint = Fingerprint::of(&der);
+    let fingerprint = Fingerprint::of_certificate(&der);
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key_pair.serialize_der()));
     Ok(Served {
         config: server_config(der, key)?,

@@ -1,8 +1,8 @@
 //! Every sentence the server says to an assistant, in one place. None of them carries text the
 //! stack wrote: that only ever travels inside a data block (see `outcome`).
 
+use crate::access::consent::OfferRefused;
 use crate::catalogue::{ArgumentProblem, Fault};
-use crate::consent::OfferRefused;
 use crate::stack::{Scope, Unreachable};
 
 /// How the assistant reaches this server, which decides what it is told to do about a refused
@@ -313,8 +313,8 @@ pub fn unexpected(status: Option<u16>) -> String {
 
 /// An answer in a shape other than the contract's. Says nothing the stack wrote: the version is a
 /// number, and the place named is in the contract's own schema.
-pub fn unlike_the_contract(tool: &str, mismatch: &crate::conformance::Mismatch) -> String {
-    let version = crate::conformance::API_VERSION;
+pub fn unlike_the_contract(tool: &str, mismatch: &super::conformance::Mismatch) -> String {
+    let version = super::conformance::API_VERSION;
     let how = match mismatch.api_version {
         Some(theirs) => format!(
             "it says it speaks web API version {theirs}, and this server speaks version {version}"

@@ -1,0 +1,6 @@
+//! The MCP side: the server handler (`server`), which checks a tool's arguments (`arguments`)
+//! before anything reaches the stack and writes one audit line for every call (`audit`).
+
+pub mod arguments;
+pub mod audit;
+pub mod server;
