@@ -1,5 +1,15 @@
-//! The shape the project keeps: one door to the stack, one file of tool prose, and no generated
-//! code among the sources.
+//! The shape the project keeps: one file of tool prose, no generated code among the sources, and
+//! layers that lean one way. (That only `src/stack` opens connections is clippy's to hold, by the
+//! rules in clippy.toml, and the SDK is private to it.)
+
+// Test code stops at the first surprise, and reaches the server and the stack as any client would.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_types,
+    clippy::disallowed_methods
+)]
 
 use std::path::{Path, PathBuf};
 
@@ -22,43 +32,6 @@ fn project() -> PathBuf {
 
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).expect("read a source")
-}
-
-#[test]
-fn only_the_stack_module_opens_connections_to_the_stack() {
-    let src = project().join("src");
-    // The generator's templates are text that becomes the stack module's code in OUT_DIR.
-    let door = [
-        src.join("stack.rs"),
-        src.join("stack"),
-        src.join("contract"),
-    ];
-    let ways_out = [
-        "reqwest::Client",
-        "reqwest::get",
-        "ClientBuilder",
-        "TcpStream",
-        "UdpSocket",
-        "hyper_util::client",
-        "new_with_client",
-        "sdk::",
-    ];
-    let mut found = Vec::new();
-    for file in sources(&src) {
-        if door.iter().any(|door| file.starts_with(door)) {
-            continue;
-        }
-        let text = read(&file);
-        for way in ways_out {
-            if text.contains(way) {
-                found.push(format!("{} uses {way}", file.display()));
-            }
-        }
-    }
-    assert!(
-        found.is_empty(),
-        "only src/stack may reach the stack: {found:#?}"
-    );
 }
 
 /// Every piece of prose in the words file, long enough to be recognised.

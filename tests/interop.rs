@@ -3,6 +3,15 @@
 //! binary, over stdio and over HTTPS with a bearer key, in its auto mode (2026-07-28) and its
 //! legacy mode (2025-11-25). F13-R6, F13-R8.
 
+// Test code stops at the first surprise, and reaches the server and the stack as any client would.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_types,
+    clippy::disallowed_methods
+)]
+
 #[path = "support/demo.rs"]
 mod demo;
 
