@@ -1,7 +1,6 @@
 //! The settings a server is started with, from its environment. A key is never taken from the
 //! command line (where other users of the machine can read it), and there is no password setting.
 
-use std::fmt;
 use std::net::{IpAddr, SocketAddr};
 use std::path::PathBuf;
 use std::time::Duration;
@@ -42,92 +41,51 @@ pub const DEFAULT_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
 const DEFAULT_STATE: &str = "certs";
 
 /// What is wrong with the settings. Names the setting, never its value.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    #[error("{0} is not set")]
     Missing(&'static str),
+    #[error("{ADDRESS} is not a stack address ({0}); give it as https://host:port")]
     BadAddress(&'static str),
+    #[error(
+        "{PIN} is not set: without the pin the stack's certificate cannot be checked, and whatever answers at \
+         {ADDRESS} (on this machine or not) would be trusted. Copy the pin the stack shows for its certificate \
+         into {PIN}"
+    )]
     PinMissing,
+    #[error("{PIN} is not a pin: {0}")]
     BadPin(FingerprintError),
+    #[error(
+        "{KEY_FILE} names {}, which others can read or write (mode {:04o}); the key is not used. Make it \
+         yours alone with: chmod 600 {}",
+        .0.display(), .1, .0.display()
+    )]
     KeyFileOpenToOthers(PathBuf, u32),
+    #[error("{0} must be a number of bytes from {1} to {2}, such as 8MiB or 49152")]
     BadSize(&'static str, u64, u64),
+    #[error("both {KEY_FILE} and {KEY} are set; set only one (preferably {KEY_FILE})")]
     BothKeys,
+    #[error("no key: set {KEY_FILE} to the file holding this assistant's integration key")]
     NoKey,
+    #[error("{KEY_FILE} names {path}, which cannot be read ({1})", path = .0.display())]
     KeyFileUnreadable(PathBuf, std::io::ErrorKind),
+    #[error("{0}: {1}")]
     BadKey(&'static str, KeyError),
+    #[error("{0} must be a whole number from {1} to {2}")]
     BadNumber(&'static str, u64, u64),
+    #[error(
+        "{0} is set, but the HTTP mode holds no key of its own: each request brings its own key. Unset {0}"
+    )]
     KeyInHttpMode(&'static str),
+    #[error(
+        "nothing is served until asked for: set {LISTEN} (or --listen) to the address to serve on, such as 0.0.0.0:8443"
+    )]
     NoListen,
+    #[error("{LISTEN} is not an address to listen on, such as 0.0.0.0:8443")]
     BadListen,
+    #[error("{NAMES} must list the names this server is reached by, separated by commas")]
     BadNames,
 }
-
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ConfigError::Missing(setting) => write!(f, "{setting} is not set"),
-            ConfigError::BadAddress(why) => write!(
-                f,
-                "{ADDRESS} is not a stack address ({why}); give it as https://host:port"
-            ),
-            ConfigError::PinMissing => write!(
-                f,
-                "{PIN} is not set: without the pin the stack's certificate cannot be checked, and whatever answers at \
-                 {ADDRESS} (on this machine or not) would be trusted. Copy the pin the stack shows for its certificate \
-                 into {PIN}"
-            ),
-            ConfigError::KeyFileOpenToOthers(path, mode) => write!(
-                f,
-                "{KEY_FILE} names {}, which others can read or write (mode {mode:04o}); the key is not used. Make it \
-                 yours alone with: chmod 600 {}",
-                path.display(),
-                path.display()
-            ),
-            ConfigError::BadSize(setting, least, most) => write!(
-                f,
-                "{setting} must be a number of bytes from {least} to {most}, such as 8MiB or 49152"
-            ),
-            ConfigError::BadPin(error) => write!(f, "{PIN} is not a pin: {error}"),
-            ConfigError::BothKeys => write!(
-                f,
-                "both {KEY_FILE} and {KEY} are set; set only one (preferably {KEY_FILE})"
-            ),
-            ConfigError::NoKey => write!(
-                f,
-                "no key: set {KEY_FILE} to the file holding this assistant's integration key"
-            ),
-            ConfigError::KeyFileUnreadable(path, kind) => {
-                write!(
-                    f,
-                    "{KEY_FILE} names {}, which cannot be read ({kind})",
-                    path.display()
-                )
-            }
-            ConfigError::BadKey(setting, error) => write!(f, "{setting}: {error}"),
-            ConfigError::BadNumber(setting, least, most) => {
-                write!(f, "{setting} must be a whole number from {least} to {most}")
-            }
-            ConfigError::KeyInHttpMode(setting) => write!(
-                f,
-                "{setting} is set, but the HTTP mode holds no key of its own: each request brings its own key. \
-                 Unset {setting}"
-            ),
-            ConfigError::NoListen => write!(
-                f,
-                "nothing is served until asked for: set {LISTEN} (or --listen) to the address to serve on, such as 0.0.0.0:8443"
-            ),
-            ConfigError::BadListen => write!(
-                f,
-                "{LISTEN} is not an address to listen on, such as 0.0.0.0:8443"
-            ),
-            ConfigError::BadNames => write!(
-                f,
-                "{NAMES} must list the names this server is reached by, separated by commas"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for ConfigError {}
 
 /// How the server deals with the stack and the assistant, whichever way it is reached.
 #[derive(Debug, Clone)]

@@ -106,23 +106,38 @@ impl Demo {
 }
 
 /// Why the demo could not run.
-#[derive(Debug)]
-pub struct DemoError(String);
-
-impl std::fmt::Display for DemoError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "the demo stack cannot run: {}", self.0)
-    }
+#[derive(Debug, thiserror::Error)]
+pub enum DemoError {
+    #[error("the demo stack cannot run: {what}: {source}")]
+    Io {
+        what: &'static str,
+        source: std::io::Error,
+    },
+    #[error("the demo stack cannot run: cannot {what} {file}: {source}", file = .path.display())]
+    File {
+        what: &'static str,
+        path: std::path::PathBuf,
+        source: std::io::Error,
+    },
+    #[error("the demo stack cannot run: {what}: {source}")]
+    Certificate {
+        what: &'static str,
+        source: rcgen::Error,
+    },
+    #[error("the demo stack cannot run: {0}")]
+    Served(#[from] crate::serve::tls::CertError),
+    #[error("the demo stack cannot run: no randomness for the demo: {0}")]
+    NoRandomness(#[from] getrandom::Error),
+    #[error("the demo stack cannot run: the demo household does not parse: {0}")]
+    Household(#[from] serde_json::Error),
+    #[error("the demo stack cannot run: {0}")]
+    Mcp(#[from] http::StartError),
+    #[error("the demo stack cannot run: the demo's MCP server stopped: {0}")]
+    McpAbandoned(#[from] tokio::task::JoinError),
 }
 
-impl From<String> for DemoError {
-    fn from(message: String) -> DemoError {
-        DemoError(message)
-    }
-}
-
-fn io(what: &str) -> impl Fn(std::io::Error) -> DemoError + '_ {
-    move |error| DemoError(format!("{what}: {error}"))
+fn io(what: &'static str) -> impl Fn(std::io::Error) -> DemoError {
+    move |source| DemoError::Io { what, source }
 }
 
 pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
@@ -223,7 +238,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         served = control => served.map_err(io("the demo's control endpoint stopped")),
         served = mcp.done => match served {
             Ok(served) => served.map_err(io("the demo's MCP server stopped")),
-            Err(error) => Err(DemoError(format!("the demo's MCP server stopped: {error}"))),
+            Err(error) => Err(DemoError::McpAbandoned(error)),
         },
         () = crate::serve::stop_requested() => Ok(()),
     };

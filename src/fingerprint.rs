@@ -13,19 +13,9 @@ const HEX_LEN: usize = 64;
 pub struct Fingerprint([u8; 32]);
 
 /// Why text is not a fingerprint. It never repeats the text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("a pin is the SHA-256 of the stack's certificate as {HEX_LEN} hex characters")]
 pub struct FingerprintError;
-
-impl fmt::Display for FingerprintError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "a pin is the SHA-256 of the stack's certificate as {HEX_LEN} hex characters"
-        )
-    }
-}
-
-impl std::error::Error for FingerprintError {}
 
 impl Fingerprint {
     /// Exactly 64 hex digits, surrounding white space aside (no sign, no separators).

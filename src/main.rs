@@ -73,36 +73,41 @@ fn main() -> ExitCode {
             return ExitCode::from(EXIT_FAILED);
         }
     };
-    let outcome = runtime.block_on(async {
+    runtime.block_on(async {
         match cli.command {
-            Command::Stdio => serve::stdio::run().await,
-            Command::Http { listen, json } => serve::http::run(listen, json).await,
+            Command::Stdio => exit_code(serve::stdio::run().await),
+            Command::Http { listen, json } => exit_code(serve::http::run(listen, json).await),
             Command::Demo {
                 json,
                 listen,
                 certificate_seed,
                 key_dir,
-            } => demo::run(demo::DemoOptions {
+            } => match demo::run(demo::DemoOptions {
                 listen,
                 print_json: json,
                 certificate_seed,
                 key_dir,
             })
             .await
-            .map_err(|error| Fatal::Failed(error.to_string())),
+            {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => failed(&error, EXIT_FAILED),
+            },
         }
-    });
-    match outcome {
+    })
+}
+
+fn exit_code(served: Result<(), Fatal>) -> ExitCode {
+    match served {
         Ok(()) => ExitCode::SUCCESS,
-        Err(Fatal::Settings(message)) => {
-            eprintln!("lemonfiber-mcp: {message}");
-            ExitCode::from(EXIT_BAD_SETTINGS)
-        }
-        Err(Fatal::Failed(message)) => {
-            eprintln!("lemonfiber-mcp: {message}");
-            ExitCode::from(EXIT_FAILED)
-        }
+        Err(fatal) if fatal.is_settings() => failed(&fatal, EXIT_BAD_SETTINGS),
+        Err(fatal) => failed(&fatal, EXIT_FAILED),
     }
+}
+
+fn failed(error: &dyn std::error::Error, code: u8) -> ExitCode {
+    eprintln!("lemonfiber-mcp: {error}");
+    ExitCode::from(code)
 }
 
 /// Logs go to stderr: stdout belongs to the stdio transport. Whatever level is asked for, the

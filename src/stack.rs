@@ -168,16 +168,13 @@ impl Capabilities {
 }
 
 /// Why the connection to the stack could not even be set up.
-#[derive(Debug)]
-pub struct SetupError(String);
-
-impl std::fmt::Display for SetupError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "cannot prepare the connection to the stack: {}", self.0)
-    }
+#[derive(Debug, thiserror::Error)]
+pub enum SetupError {
+    #[error("cannot prepare the connection to the stack: {0}")]
+    Tls(#[source] rustls::Error),
+    #[error("cannot prepare the connection to the stack: {0}")]
+    Client(#[source] reqwest::Error),
 }
-
-impl std::error::Error for SetupError {}
 
 pub struct Stack {
     client: sdk::Client,
@@ -195,7 +192,7 @@ impl Stack {
         let verifier = Arc::new(PinVerifier::new(address.pin, &provider));
         let mut tls = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
-            .map_err(|error| SetupError(error.to_string()))?
+            .map_err(SetupError::Tls)?
             .dangerous()
             .with_custom_certificate_verifier(verifier)
             .with_no_client_auth();
@@ -209,7 +206,7 @@ impl Stack {
             .redirect(reqwest::redirect::Policy::none())
             .user_agent(concat!("lemonfiber-mcp/", env!("CARGO_PKG_VERSION")))
             .build()
-            .map_err(|error| SetupError(error.to_string()))?;
+            .map_err(SetupError::Client)?;
         Ok(Stack {
             key_digest: key.digest(),
             withheld: key.withheld(),

@@ -128,16 +128,26 @@ pub enum OfferRefused {
 }
 
 /// Why the seal's secret could not be had. Names the file, never the secret.
-#[derive(Debug)]
-pub struct SealError(String);
-
-impl fmt::Display for SealError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
+#[derive(Debug, thiserror::Error)]
+pub enum SealError {
+    #[error("cannot make the key offers are sealed with")]
+    NoKey,
+    #[error("no randomness to seal offers with: {0}")]
+    NoRandomness(getrandom::Error),
+    #[error(
+        "{file} can be read by others (mode {mode:04o}); make it yours alone with: chmod 600 {file}",
+        file = .0.display(), mode = .1
+    )]
+    OpenToOthers(PathBuf, u32),
+    #[error("{file} is not a secret this server made; remove it and a new one is made", file = .0.display())]
+    NotOurs(PathBuf),
+    #[error("cannot read {file}: {1}", file = .0.display())]
+    Unreadable(PathBuf, #[source] std::io::Error),
+    #[error("cannot make {folder}: {1}", folder = .0.display())]
+    NoFolder(PathBuf, #[source] std::io::Error),
+    #[error("cannot keep the offer secret in {file}: {1}", file = .0.display())]
+    NotKept(PathBuf, #[source] std::io::Error),
 }
-
-impl std::error::Error for SealError {}
 
 fn now() -> u64 {
     SystemTime::now()
@@ -151,8 +161,7 @@ impl Seal {
         life: Duration,
         spent: Spent,
     ) -> Result<Seal, SealError> {
-        let key = UnboundKey::new(&CHACHA20_POLY1305, secret)
-            .map_err(|_| SealError("cannot make the key offers are sealed with".to_owned()))?;
+        let key = UnboundKey::new(&CHACHA20_POLY1305, secret).map_err(|_| SealError::NoKey)?;
         Ok(Seal {
             key: LessSafeKey::new(key),
             life,
@@ -349,8 +358,7 @@ fn sweep(folder: &Path) {
 
 fn new_secret() -> Result<[u8; SECRET_LEN], SealError> {
     let mut secret = [0u8; SECRET_LEN];
-    getrandom::fill(&mut secret)
-        .map_err(|error| SealError(format!("no randomness to seal offers with: {error}")))?;
+    getrandom::fill(&mut secret).map_err(SealError::NoRandomness)?;
     Ok(secret)
 }
 
@@ -361,24 +369,16 @@ fn read_secret(file: &Path) -> Result<[u8; SECRET_LEN], SealError> {
         .permissions()
         .mode();
     if mode & 0o077 != 0 {
-        return Err(SealError(format!(
-            "{} can be read by others (mode {:04o}); make it yours alone with: chmod 600 {}",
-            file.display(),
-            mode & 0o7777,
-            file.display()
-        )));
+        return Err(SealError::OpenToOthers(file.to_owned(), mode & 0o7777));
     }
     let secret = std::fs::read(file).map_err(|error| unreadable(file, error))?;
-    secret.try_into().map_err(|_| {
-        SealError(format!(
-            "{} is not a secret this server made; remove it and a new one is made",
-            file.display()
-        ))
-    })
+    secret
+        .try_into()
+        .map_err(|_| SealError::NotOurs(file.to_owned()))
 }
 
 fn unreadable(file: &Path, error: std::io::Error) -> SealError {
-    SealError(format!("cannot read {}: {error}", file.display()))
+    SealError::Unreadable(file.to_owned(), error)
 }
 
 fn make_folder(folder: &Path) -> Result<(), SealError> {
@@ -386,19 +386,14 @@ fn make_folder(folder: &Path) -> Result<(), SealError> {
         .recursive(true)
         .mode(0o700)
         .create(folder)
-        .map_err(|error| SealError(format!("cannot make {}: {error}", folder.display())))
+        .map_err(|error| SealError::NoFolder(folder.to_owned(), error))
 }
 
 /// Keeps `secret` in `file`, readable by its owner only, unless another replica got there first:
 /// then that one's secret is the one used. Made whole under a name of its own first and linked
 /// into place (which fails if the file is there), so no one ever reads half a secret.
 fn write_secret(file: &Path, secret: &[u8; SECRET_LEN]) -> Result<[u8; SECRET_LEN], SealError> {
-    let cannot = |error: std::io::Error| {
-        SealError(format!(
-            "cannot keep the offer secret in {}: {error}",
-            file.display()
-        ))
-    };
+    let cannot = |error: std::io::Error| SealError::NotKept(file.to_owned(), error);
     let partial = file.with_extension(format!("{}.partial", hex::encode(&new_secret()?[..8])));
     let written = (|| -> std::io::Result<()> {
         let mut handle = std::fs::OpenOptions::new()

@@ -222,9 +222,8 @@ fn title_of(raw: &Value) -> Value {
 }
 
 impl Household {
-    pub fn load() -> Result<Household, String> {
-        let mut household: Household = serde_json::from_str(HOUSEHOLD)
-            .map_err(|error| format!("the demo household does not parse: {error}"))?;
+    pub fn load() -> Result<Household, serde_json::Error> {
+        let mut household: Household = serde_json::from_str(HOUSEHOLD)?;
         for title in household
             .held
             .iter_mut()

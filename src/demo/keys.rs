@@ -4,6 +4,8 @@ use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use super::DemoError;
+
 /// The member whose key the demo mints.
 pub const MEMBER: &str = "maya";
 
@@ -41,13 +43,17 @@ pub struct DemoKey {
 
 /// One key file (0600) for each scope in `directory` (made 0700 if missing). A key file already
 /// there is used again, so a demo restarted on the same folder admits the same keys.
-pub fn keys_in(directory: &Path) -> Result<Vec<DemoKey>, String> {
+pub fn keys_in(directory: &Path) -> Result<Vec<DemoKey>, DemoError> {
     if !directory.exists() {
         std::fs::DirBuilder::new()
             .mode(0o700)
             .recursive(true)
             .create(directory)
-            .map_err(|error| format!("cannot make {}: {error}", directory.display()))?;
+            .map_err(|source| DemoError::File {
+                what: "make",
+                path: directory.to_owned(),
+                source,
+            })?;
     }
     let mut keys = Vec::new();
     for scope in [Scope::Read, Scope::Act, Scope::Member(MEMBER.to_owned())] {
@@ -59,16 +65,18 @@ pub fn keys_in(directory: &Path) -> Result<Vec<DemoKey>, String> {
             Some(text) => text,
             None => {
                 let text = format!("lfk_{}", random_hex(32)?);
-                let mut handle = std::fs::OpenOptions::new()
+                std::fs::OpenOptions::new()
                     .write(true)
                     .create(true)
                     .truncate(true)
                     .mode(0o600)
                     .open(&file)
-                    .map_err(|error| format!("cannot write {}: {error}", file.display()))?;
-                handle
-                    .write_all(format!("{text}\n").as_bytes())
-                    .map_err(|error| format!("cannot write {}: {error}", file.display()))?;
+                    .and_then(|mut handle| handle.write_all(format!("{text}\n").as_bytes()))
+                    .map_err(|source| DemoError::File {
+                        what: "write",
+                        path: file.clone(),
+                        source,
+                    })?;
                 text
             }
         };
@@ -78,13 +86,13 @@ pub fn keys_in(directory: &Path) -> Result<Vec<DemoKey>, String> {
 }
 
 /// A fresh folder in `parent` for a demo's keys.
-pub fn fresh_directory(parent: &Path) -> Result<PathBuf, String> {
+pub fn fresh_directory(parent: &Path) -> Result<PathBuf, DemoError> {
     Ok(parent.join(format!("lemonfiber-demo-{}", random_hex(8)?)))
 }
 
 /// `bytes` random bytes as hex.
-pub fn random_hex(bytes: usize) -> Result<String, String> {
+pub fn random_hex(bytes: usize) -> Result<String, getrandom::Error> {
     let mut buffer = vec![0u8; bytes];
-    getrandom::fill(&mut buffer).map_err(|error| format!("no randomness for the demo: {error}"))?;
+    getrandom::fill(&mut buffer)?;
     Ok(hex::encode(buffer))
 }

@@ -8,6 +8,7 @@ use rustls::ServerConfig;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use sha2::{Digest, Sha256};
 
+use super::DemoError;
 use crate::fingerprint::Fingerprint;
 
 /// PKCS#8 v1 for an Ed25519 key, less its 32-byte seed.
@@ -20,21 +21,19 @@ pub struct Certificate {
     pub pin: Fingerprint,
 }
 
-pub fn make(seed: Option<u64>) -> Result<Certificate, String> {
+pub fn make(seed: Option<u64>) -> Result<Certificate, DemoError> {
     let names = vec![
         "localhost".to_owned(),
         "127.0.0.1".to_owned(),
         "::1".to_owned(),
     ];
     let mut params = CertificateParams::new(names)
-        .map_err(|error| format!("cannot describe the demo's certificate: {error}"))?;
+        .map_err(certificate("cannot describe the demo's certificate"))?;
     params
         .distinguished_name
         .push(rcgen::DnType::CommonName, "lemonfiber demo stack");
     let key_pair = match seed {
-        None => {
-            KeyPair::generate().map_err(|error| format!("cannot make the demo's key: {error}"))?
-        }
+        None => KeyPair::generate().map_err(certificate("cannot make the demo's key"))?,
         Some(seed) => {
             // Ed25519 signs deterministically, so the same seed gives the same certificate.
             let secret = Sha256::digest(format!("lemonfiber demo certificate {seed}"));
@@ -45,17 +44,21 @@ pub fn make(seed: Option<u64>) -> Result<Certificate, String> {
                 .collect();
             params.serial_number = Some(SerialNumber::from(seed.to_be_bytes().to_vec()));
             KeyPair::from_pkcs8_der_and_sign_algo(&PrivatePkcs8KeyDer::from(pkcs8), &PKCS_ED25519)
-                .map_err(|error| format!("cannot make the demo's key from its seed: {error}"))?
+                .map_err(certificate("cannot make the demo's key from its seed"))?
         }
     };
     let certificate = params
         .self_signed(&key_pair)
-        .map_err(|error| format!("cannot sign the demo's certificate: {error}"))?;
+        .map_err(certificate("cannot sign the demo's certificate"))?;
     let der: CertificateDer<'static> = certificate.der().clone();
     let pin = Fingerprint::of_certificate(&der);
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key_pair.serialize_der()));
-    let config = crate::serve::tls::server_config(der, key).map_err(|error| error.to_string())?;
+    let config = crate::serve::tls::server_config(der, key)?;
     Ok(Certificate { config, pin })
+}
+
+fn certificate(what: &'static str) -> impl Fn(rcgen::Error) -> DemoError {
+    move |source| DemoError::Certificate { what, source }
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::tls;
-use crate::access::consent::Seal;
+use crate::access::consent::{Seal, SealError};
 use crate::config::{self, HttpSettings};
 use crate::fingerprint::Fingerprint;
 use crate::mcp::audit;
@@ -62,20 +62,27 @@ pub struct Serving {
     pub done: tokio::task::JoinHandle<std::io::Result<()>>,
 }
 
+/// Why the HTTP mode could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum StartError {
+    #[error(transparent)]
+    Certificate(#[from] tls::CertError),
+    #[error("cannot listen on {0}: {1}")]
+    Listen(SocketAddr, #[source] std::io::Error),
+    #[error(transparent)]
+    Seal(#[from] SealError),
+    #[error("cannot serve TLS: {0}")]
+    Tls(#[source] std::io::Error),
+}
+
 /// Starts serving; answers once listening.
-pub async fn serve(settings: HttpSettings) -> Result<Serving, String> {
-    let certificate = tls::own_certificate(&settings.state, &settings.names)
-        .map_err(|error| error.to_string())?;
-    let listener = std::net::TcpListener::bind(settings.listen)
-        .map_err(|error| format!("cannot listen on {}: {error}", settings.listen))?;
-    listener
-        .set_nonblocking(true)
-        .map_err(|error| format!("cannot listen on {}: {error}", settings.listen))?;
-    let address = listener
-        .local_addr()
-        .map_err(|error| format!("cannot listen on {}: {error}", settings.listen))?;
-    let seal = Seal::kept_in(&settings.state, settings.conduct.offer_life)
-        .map_err(|error| error.to_string())?;
+pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
+    let certificate = tls::own_certificate(&settings.state, &settings.names)?;
+    let cannot_listen = |error| StartError::Listen(settings.listen, error);
+    let listener = std::net::TcpListener::bind(settings.listen).map_err(cannot_listen)?;
+    listener.set_nonblocking(true).map_err(cannot_listen)?;
+    let address = listener.local_addr().map_err(cannot_listen)?;
+    let seal = Seal::kept_in(&settings.state, settings.conduct.offer_life)?;
     let common = Arc::new(Common {
         conduct: settings.conduct,
         seal,
@@ -99,7 +106,7 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, String> {
         .with_state(app);
     let mut server =
         axum_server::from_tcp_rustls(listener, RustlsConfig::from_config(certificate.config))
-            .map_err(|error| format!("cannot serve TLS: {error}"))?
+            .map_err(StartError::Tls)?
             .map(|acceptor| acceptor.acceptor(NoDelayAcceptor));
     server
         .http_builder()
@@ -128,14 +135,11 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, String> {
 }
 
 pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fatal> {
-    let settings = config::http_settings(|name| std::env::var(name).ok(), listen)
-        .map_err(|error| Fatal::Settings(error.to_string()))?;
+    let settings = config::http_settings(|name| std::env::var(name).ok(), listen)?;
     settings.stack.pin.withhold_from_output();
-    audit::write_to(settings.conduct.audit.as_deref()).map_err(|error| {
-        Fatal::Settings(format!("{} cannot be written: {error}", config::AUDIT))
-    })?;
+    audit::write_to(settings.conduct.audit.as_deref()).map_err(Fatal::AuditFile)?;
     let names = settings.names.clone();
-    let serving = serve(settings).await.map_err(Fatal::Failed)?;
+    let serving = serve(settings).await?;
     let url = mcp_url(&names, serving.address);
     tracing::info!(url = %url, fingerprint = %serving.fingerprint.to_hex(), "serving MCP over HTTPS");
     tracing::info!("{}", who_can_check(&serving.fingerprint));
@@ -162,8 +166,8 @@ pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fat
         }
         served = done => match served {
             Ok(Ok(())) => Ok(()),
-            Ok(Err(error)) => Err(Fatal::Failed(format!("the HTTPS server stopped: {error}"))),
-            Err(error) => Err(Fatal::Failed(format!("the HTTPS server stopped: {error}"))),
+            Ok(Err(error)) => Err(Fatal::HttpsStopped(error)),
+            Err(error) => Err(Fatal::HttpsAbandoned(error)),
         },
     }
 }

@@ -14,18 +14,13 @@ use crate::serve::Fatal;
 use crate::stack::Stack;
 
 pub async fn run() -> Result<(), Fatal> {
-    let settings = config::stdio_settings(|name| std::env::var(name).ok())
-        .map_err(|error| Fatal::Settings(error.to_string()))?;
+    let settings = config::stdio_settings(|name| std::env::var(name).ok())?;
     settings.key.withhold_from_output();
     settings.address.pin.withhold_from_output();
-    audit::write_to(settings.conduct.audit.as_deref()).map_err(|error| {
-        Fatal::Settings(format!("{} cannot be written: {error}", config::AUDIT))
-    })?;
-    let seal = Seal::made_now(settings.conduct.offer_life)
-        .map_err(|error| Fatal::Failed(error.to_string()))?;
+    audit::write_to(settings.conduct.audit.as_deref()).map_err(Fatal::AuditFile)?;
+    let seal = Seal::made_now(settings.conduct.offer_life)?;
     let standing = standing::shared(None);
-    let stack = Stack::new(&settings.address, settings.key, settings.conduct.answers)
-        .map_err(|error| Fatal::Failed(error.to_string()))?;
+    let stack = Stack::new(&settings.address, settings.key, settings.conduct.answers)?;
     let common = Arc::new(Common {
         conduct: settings.conduct,
         seal,
@@ -34,11 +29,8 @@ pub async fn run() -> Result<(), Fatal> {
     let running = LemonfiberServer::new(Arc::new(stack), standing, common, Via::Stdio)
         .serve(rmcp::transport::stdio())
         .await
-        .map_err(|error| Fatal::Failed(format!("the MCP session did not start: {error}")))?;
-    let reason = running
-        .waiting()
-        .await
-        .map_err(|error| Fatal::Failed(format!("the MCP session failed: {error}")))?;
+        .map_err(|error| Fatal::SessionNotStarted(Box::new(error)))?;
+    let reason = running.waiting().await.map_err(Fatal::SessionFailed)?;
     tracing::info!(?reason, "the MCP session ended");
     Ok(())
 }

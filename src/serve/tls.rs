@@ -2,7 +2,6 @@
 //! a certificate of its own, made for the served names and kept in the state folder so its
 //! fingerprint survives a restart; a client pins that fingerprint.
 
-use std::fmt;
 use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -28,19 +27,26 @@ pub struct Served {
 }
 
 /// Why no certificate could be had. Names the file, never a key.
-#[derive(Debug)]
-pub struct CertError(String);
-
-impl fmt::Display for CertError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for CertError {}
-
-fn fail(what: impl fmt::Display) -> CertError {
-    CertError(what.to_string())
+#[derive(Debug, thiserror::Error)]
+pub enum CertError {
+    #[error("cannot set up TLS: {0}")]
+    Tls(#[source] rustls::Error),
+    #[error("cannot use the certificate: {0}")]
+    Unusable(#[source] rustls::Error),
+    #[error("{file} is not a PEM certificate: {1}", file = .0.display())]
+    NotACertificate(PathBuf, #[source] rustls::pki_types::pem::Error),
+    #[error("{file} is not a PEM private key", file = .0.display())]
+    NotAKey(PathBuf),
+    #[error("cannot make a key: {0}")]
+    NoKey(#[source] rcgen::Error),
+    #[error("the names cannot be certified: {0}")]
+    BadNames(#[source] rcgen::Error),
+    #[error("cannot sign the certificate: {0}")]
+    NotSigned(#[source] rcgen::Error),
+    #[error("cannot make the state folder {folder}: {1}", folder = .0.display())]
+    NoStateFolder(PathBuf, #[source] std::io::Error),
+    #[error("cannot write {file}: {1}", file = .0.display())]
+    NotWritten(PathBuf, #[source] std::io::Error),
 }
 
 /// A TLS server configuration for a certificate and its key (HTTP/1.1, ring).
@@ -51,10 +57,10 @@ pub fn server_config(
     let mut config =
         ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
-            .map_err(|error| fail(format!("cannot set up TLS: {error}")))?
+            .map_err(CertError::Tls)?
             .with_no_client_auth()
             .with_single_cert(vec![certificate], key)
-            .map_err(|error| fail(format!("cannot use the certificate: {error}")))?;
+            .map_err(CertError::Unusable)?;
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
 }
@@ -71,14 +77,10 @@ pub fn own_certificate(state: &Path, names: &[String]) -> Result<Served, CertErr
         && let (Ok(certificate), Ok(key)) =
             (std::fs::read(&certificate_file), std::fs::read(&key_file))
     {
-        let certificate = CertificateDer::from_pem_slice(&certificate).map_err(|error| {
-            fail(format!(
-                "{} is not a PEM certificate: {error}",
-                certificate_file.display()
-            ))
-        })?;
+        let certificate = CertificateDer::from_pem_slice(&certificate)
+            .map_err(|error| CertError::NotACertificate(certificate_file.clone(), error))?;
         let key = PrivateKeyDer::from_pem_slice(&key)
-            .map_err(|_| fail(format!("{} is not a PEM private key", key_file.display())))?;
+            .map_err(|_| CertError::NotAKey(key_file.clone()))?;
         let fingerprint = Fingerprint::of_certificate(&certificate);
         return Ok(Served {
             config: server_config(certificate, key)?,
@@ -86,27 +88,20 @@ pub fn own_certificate(state: &Path, names: &[String]) -> Result<Served, CertErr
             certificate_file,
         });
     }
-    let key_pair =
-        KeyPair::generate().map_err(|error| fail(format!("cannot make a key: {error}")))?;
-    let mut params = CertificateParams::new(names.to_vec())
-        .map_err(|error| fail(format!("the names cannot be certified: {error}")))?;
+    let key_pair = KeyPair::generate().map_err(CertError::NoKey)?;
+    let mut params = CertificateParams::new(names.to_vec()).map_err(CertError::BadNames)?;
     params
         .distinguished_name
         .push(rcgen::DnType::CommonName, "lemonfiber-mcp");
     let certificate = params
         .self_signed(&key_pair)
-        .map_err(|error| fail(format!("cannot sign the certificate: {error}")))?;
+        .map_err(CertError::NotSigned)?;
     if !state.exists() {
         std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
             .create(state)
-            .map_err(|error| {
-                fail(format!(
-                    "cannot make the state folder {}: {error}",
-                    state.display()
-                ))
-            })?;
+            .map_err(|error| CertError::NoStateFolder(state.to_owned(), error))?;
     }
     write_file(&key_file, key_pair.serialize_pem().as_bytes(), 0o600)?;
     write_file(&certificate_file, certificate.pem().as_bytes(), 0o644)?;
@@ -131,7 +126,7 @@ fn write_file(path: &Path, bytes: &[u8], mode: u32) -> Result<(), CertError> {
             .open(path)?;
         file.write_all(bytes)
     };
-    write().map_err(|error| fail(format!("cannot write {}: {error}", path.display())))
+    write().map_err(|error| CertError::NotWritten(path.to_owned(), error))
 }
 
 #[cfg(test)]

@@ -2,8 +2,6 @@
 //! saying so. A JSON answer is cut as it is read, so the server never holds more of one than it
 //! would hand over, however large the stack made it.
 
-use std::fmt;
-
 use bytes::Bytes;
 use futures::{Stream, StreamExt};
 use reqwest::header::{CONTENT_LENGTH, HeaderMap, HeaderName, HeaderValue, TRANSFER_ENCODING};
@@ -28,18 +26,11 @@ pub const LEFT_OUT_HEADER: HeaderName = HeaderName::from_static("x-lemonfiber-mc
 const READ_WHOLE: u64 = 64 * 1024;
 
 /// The stack's answer was longer than the limit; the read was abandoned.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the stack's answer is larger than {limit} bytes")]
 pub struct AnswerTooLarge {
     pub limit: u64,
 }
-
-impl fmt::Display for AnswerTooLarge {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the stack's answer is larger than {} bytes", self.limit)
-    }
-}
-
-impl std::error::Error for AnswerTooLarge {}
 
 /// The answer the SDK is handed: for a stream (log lines, a file) the stack's bytes under the
 /// limit, to be read as they come; for JSON, the answer already cut to what is kept.

@@ -1,6 +1,5 @@
 //! The TLS verifier that accepts the stack's pinned certificate (by its fingerprint) and no other. A mismatch fails the handshake, so nothing is sent.
 
-use std::fmt;
 use std::sync::Arc;
 
 use rustls::client::danger::{HandshakeSignatureValid, ServerCertVerified, ServerCertVerifier};
@@ -11,16 +10,9 @@ use rustls::{CertificateError, DigitallySignedStruct, OtherError, SignatureSchem
 use crate::fingerprint::Fingerprint;
 
 /// The handshake failed because the stack showed a certificate other than the pinned one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[error("the stack's certificate does not match the pin")]
 pub struct PinMismatch;
-
-impl fmt::Display for PinMismatch {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("the stack's certificate does not match the pin")
-    }
-}
-
-impl std::error::Error for PinMismatch {}
 
 /// Trusts exactly the pinned certificate, wherever the stack is: a process on the same machine
 /// could answer in the stack's place as well as one anywhere else.

@@ -45,28 +45,13 @@ pub async fn with_permits<T>(permits: Permits, opening: impl Future<Output = T>)
 }
 
 /// Why no session was made.
-#[derive(Debug)]
+#[derive(Debug, thiserror::Error)]
 pub enum SessionsError {
     /// The request brought no permits (so the caps were not checked); no session is made.
+    #[error("a session is opened only with its permits")]
     NoPermits,
-    Local(LocalSessionManagerError),
-}
-
-impl std::fmt::Display for SessionsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SessionsError::NoPermits => f.write_str("a session is opened only with its permits"),
-            SessionsError::Local(error) => error.fmt(f),
-        }
-    }
-}
-
-impl std::error::Error for SessionsError {}
-
-impl From<LocalSessionManagerError> for SessionsError {
-    fn from(error: LocalSessionManagerError) -> SessionsError {
-        SessionsError::Local(error)
-    }
+    #[error(transparent)]
+    Local(#[from] LocalSessionManagerError),
 }
 
 pub struct KeySessions {
