@@ -18,6 +18,7 @@ mod mcp;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
+use demo::Scratch;
 use serde_json::{Value, json};
 
 /// The copy builds under its own package name in this target directory, so it reuses every
@@ -84,10 +85,9 @@ fn edit(path: &Path, change: impl FnOnce(String) -> String) {
 
 #[tokio::test]
 async fn the_build_names_missing_words_and_a_new_read_becomes_a_tool_and_resource() {
-    let copy = std::env::temp_dir().join(format!("lemonfiber-generation-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&copy);
-    // Removed when the test ends, passed or failed.
-    let _removed = Removed(copy.clone());
+    let copy = Scratch::at(
+        std::env::temp_dir().join(format!("lemonfiber-generation-{}", std::process::id())),
+    );
     copy_of_project(&copy);
 
     // Deleting one tool's words fails the build, naming that tool; so does a household read
@@ -175,13 +175,4 @@ async fn the_build_names_missing_words_and_a_new_read_becomes_a_tool_and_resourc
             .iter()
             .any(|resource| resource.uri == "lemonfiber://read/queue")
     );
-}
-
-/// A folder removed when it goes out of scope, however the test ends.
-struct Removed(PathBuf);
-
-impl Drop for Removed {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }

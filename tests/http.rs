@@ -18,7 +18,7 @@ mod http_server;
 #[path = "support/https.rs"]
 mod https;
 
-use demo::{BINARY, DemoStack};
+use demo::{BINARY, DemoStack, Scratch};
 use http_server::{call, fresh_dir, http_server, initialize};
 use https::{ACCEPT, messages, status_before_the_whole_body};
 use reqwest::StatusCode;
@@ -294,7 +294,7 @@ async fn refuses_to_start_with_a_key_in_its_environment_or_nowhere_to_listen() {
 #[tokio::test]
 async fn a_restart_keeps_the_certificate_and_its_fingerprint() {
     let demo = DemoStack::start().await;
-    let state = fresh_dir("kept");
+    let state = Scratch::at(fresh_dir("kept"));
     let state_text = state.display().to_string();
     let first = http_server(&demo, &[("LEMONFIBER_STATE", &state_text)]).await;
     let fingerprint = first.pin.clone();
@@ -308,7 +308,6 @@ async fn a_restart_keeps_the_certificate_and_its_fingerprint() {
         .await
         .expect("the pinned certificate is the one served");
     assert_eq!(health.status(), StatusCode::OK);
-    let _ = std::fs::remove_dir_all(state);
 }
 
 #[tokio::test]

@@ -17,9 +17,9 @@ mod demo;
 mod mcp;
 
 use std::collections::BTreeSet;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
-use demo::DemoStack;
+use demo::{DemoStack, Scratch};
 use mcp::{Stdio, connected, parameter_names, text_of, tool_named, unframe};
 use rmcp::model::ReadResourceRequestParams;
 use serde_json::{Value, json};
@@ -183,17 +183,14 @@ async fn a_key_revoked_mid_session_is_refused_by_every_tool_and_never_sent_again
     );
 }
 
-/// A free port on loopback, for a demo that is stopped and started again at the same address.
-fn free_address() -> String {
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-    listener.local_addr().expect("address").to_string()
+/// Where a demo listens, to start another at the same address once it is stopped. The first
+/// demo is given port 0, so no port is guessed free beforehand.
+fn listening_at(demo: &DemoStack) -> String {
+    demo.address.trim_start_matches("https://").to_owned()
 }
 
-fn key_dir(test: &str) -> PathBuf {
-    let directory =
-        std::env::temp_dir().join(format!("lemonfiber-test-{test}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&directory);
-    directory
+fn key_dir(test: &str) -> Scratch {
+    Scratch::at(std::env::temp_dir().join(format!("lemonfiber-test-{test}-{}", std::process::id())))
 }
 
 async fn demo_at(address: &str, seed: &str, keys: &Path) -> DemoStack {
@@ -210,9 +207,9 @@ async fn demo_at(address: &str, seed: &str, keys: &Path) -> DemoStack {
 
 #[tokio::test]
 async fn before_the_stack_answers_only_the_connection_tool_is_offered() {
-    let address = free_address();
     let keys = key_dir("before");
-    let first = demo_at(&address, "1", &keys).await;
+    let first = demo_at("127.0.0.1:0", "1", &keys).await;
+    let address = listening_at(&first);
     let (stack_address, pin, key_file) = (
         first.address.clone(),
         first.pin.clone(),
@@ -258,14 +255,13 @@ async fn before_the_stack_answers_only_the_connection_tool_is_offered() {
             .len(),
         39
     );
-    let _ = std::fs::remove_dir_all(keys);
 }
 
 #[tokio::test]
 async fn a_stopped_stack_and_a_changed_certificate_are_unreachable_and_recover() {
-    let address = free_address();
     let keys = key_dir("recover");
-    let first = demo_at(&address, "1", &keys).await;
+    let first = demo_at("127.0.0.1:0", "1", &keys).await;
+    let address = listening_at(&first);
     let server = connected(&first, &first.read_key_file).await;
     assert_eq!(
         server.call("read_status", json!({})).await.is_error,
@@ -309,7 +305,6 @@ async fn a_stopped_stack_and_a_changed_certificate_are_unreachable_and_recover()
         Some(false),
         "recovered"
     );
-    let _ = std::fs::remove_dir_all(keys);
 }
 
 #[tokio::test]

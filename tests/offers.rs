@@ -24,7 +24,7 @@ mod mcp;
 use std::time::Duration;
 
 use base64::Engine as _;
-use demo::DemoStack;
+use demo::{DemoStack, Scratch};
 use mcp::{Stdio, text_of, unframe};
 use serde_json::{Value, json};
 
@@ -181,8 +181,8 @@ async fn an_offer_sealed_by_another_server_is_not_one_this_server_handed_out() {
 #[tokio::test]
 async fn replicas_sharing_their_state_refuse_each_others_replays() {
     let demo = DemoStack::start().await;
-    let state = http_server::fresh_dir("shared-state");
-    let state = state.display().to_string();
+    let state_folder = Scratch::at(http_server::fresh_dir("shared-state"));
+    let state = state_folder.display().to_string();
     let first = http_server::http_server(&demo, &[("LEMONFIBER_STATE", &state)]).await;
     let second = http_server::http_server(&demo, &[("LEMONFIBER_STATE", &state)]).await;
     let act = demo.key(&demo.act_key_file);
@@ -234,5 +234,4 @@ async fn replicas_sharing_their_state_refuse_each_others_replays() {
         1,
         "acted once, through either replica"
     );
-    let _ = std::fs::remove_dir_all(&state);
 }

@@ -410,12 +410,12 @@ async fn a_wrong_pin_names_the_mismatch_and_nothing_reaches_the_stack() {
 
 #[tokio::test]
 async fn a_stack_that_does_not_answer_is_named_unreachable() {
-    // A port that was just free: nothing listens there.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .expect("bind")
-        .local_addr()
-        .expect("address")
-        .port();
+    // A port held for the test but never listened on: a connection there is refused, and no
+    // other process can take the port meanwhile.
+    let held = tokio::net::TcpSocket::new_v4().expect("a socket");
+    held.bind("127.0.0.1:0".parse().expect("an address"))
+        .expect("bind");
+    let port = held.local_addr().expect("address").port();
     let address = format!("https://127.0.0.1:{port}");
     let server = Stdio::start(&[
         ("LEMONFIBER_ADDRESS", &address),

@@ -3,7 +3,7 @@
 // Each test crate uses its own part of the support.
 #![allow(dead_code)]
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::time::Duration;
 
@@ -153,4 +153,29 @@ pub fn stop_gracefully(child: &mut Child) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = child.start_kill();
+}
+
+/// A test's own folder, removed when it goes out of scope, however the test ends.
+pub struct Scratch(PathBuf);
+
+impl Scratch {
+    /// Takes `path` over, empty: whatever an earlier run left there is removed first.
+    pub fn at(path: PathBuf) -> Scratch {
+        let _ = std::fs::remove_dir_all(&path);
+        Scratch(path)
+    }
+}
+
+impl std::ops::Deref for Scratch {
+    type Target = Path;
+
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
 }
