@@ -274,8 +274,7 @@ async fn mcp(
             );
         }
     };
-    let limits = app.keys.limits();
-    if let Err(seconds) = service.admit(limits.per_minute) {
+    if let Err(seconds) = service.admit() {
         return too_many(
             seconds,
             "This key has made too many requests; wait before the next.",

@@ -15,7 +15,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use super::limits::Bucket;
+use super::limits::Allowance;
 use super::refused::RefusedKeys;
 use super::sessions::{KeySessions, Permits};
 use crate::access::by_digest::ByDigest;
@@ -38,18 +38,15 @@ pub struct KeyService {
     sessions: Arc<KeySessions>,
     standing: SharedStanding,
     ends: CancellationToken,
-    rate: Mutex<Bucket>,
+    rate: Allowance,
     at_once: Arc<Semaphore>,
     session_permits: Arc<Semaphore>,
 }
 
 impl KeyService {
     /// Takes one request from the key's allowance, or says how many seconds until there is one.
-    pub fn admit(&self, per_minute: u64) -> Result<(), u64> {
-        match self.rate.lock() {
-            Ok(mut bucket) => bucket.take(per_minute),
-            Err(_) => Err(1),
-        }
+    pub fn admit(&self) -> Result<(), u64> {
+        self.rate.take()
     }
 
     /// One of the requests the key may have under way at once, if one is free.
@@ -128,10 +125,6 @@ impl KeyServices {
             limits,
             ends,
         }
-    }
-
-    pub fn limits(&self) -> Limits {
-        self.limits
     }
 
     /// A key already known: its service, or its refusal. `None` for a key the server has not
@@ -237,7 +230,7 @@ impl KeyServices {
             sessions,
             standing,
             ends,
-            rate: Mutex::new(Bucket::full(self.limits.per_minute)),
+            rate: Allowance::full(self.limits.per_minute),
             at_once: Arc::new(Semaphore::new(count(self.limits.at_once))),
             session_permits: Arc::new(Semaphore::new(count(self.limits.key_sessions))),
         }
