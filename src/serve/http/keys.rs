@@ -98,7 +98,8 @@ pub struct KeyServices {
     checking: Mutex<HashMap<[u8; 32], Arc<OnceCell<Checked>>>>,
     sessions: Arc<Semaphore>,
     stack: StackAddress,
-    names: Vec<String>,
+    /// What every key's MCP service is made with, but for the token that ends it.
+    mcp_config: StreamableHttpServerConfig,
     common: Arc<Common>,
     limits: Limits,
     ends: CancellationToken,
@@ -107,7 +108,7 @@ pub struct KeyServices {
 impl KeyServices {
     pub fn new(
         stack: StackAddress,
-        names: Vec<String>,
+        mcp_config: StreamableHttpServerConfig,
         common: Arc<Common>,
         limits: Limits,
         ends: CancellationToken,
@@ -120,7 +121,7 @@ impl KeyServices {
                 usize::try_from(limits.sessions).unwrap_or(usize::MAX),
             )),
             stack,
-            names,
+            mcp_config,
             common,
             limits,
             ends,
@@ -207,8 +208,9 @@ impl KeyServices {
         local.session_config.keep_alive = Some(SESSION_IDLE);
         let sessions = Arc::new(KeySessions::new(local));
         let ends = self.ends.child_token();
-        let config = StreamableHttpServerConfig::default()
-            .with_allowed_hosts(self.names.clone())
+        let config = self
+            .mcp_config
+            .clone()
             .with_cancellation_token(ends.clone());
         let common = self.common.clone();
         let for_sessions = standing.clone();
@@ -303,7 +305,7 @@ mod tests {
         let seal = Seal::made_now(conduct.offer_life).expect("a seal");
         let services = KeyServices::new(
             address,
-            vec!["localhost".to_owned()],
+            StreamableHttpServerConfig::default(),
             Arc::new(Common { conduct, seal }),
             Limits::DEFAULT,
             CancellationToken::new(),
