@@ -2,6 +2,7 @@
 //! command line (where other users of the machine can read it), and there is no password setting.
 
 use std::net::{IpAddr, SocketAddr};
+use std::num::NonZeroU32;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -213,7 +214,7 @@ fn read_key_file(path: PathBuf) -> Result<Key, ConfigError> {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
     /// Requests a minute one key may make.
-    pub per_minute: u64,
+    pub per_minute: NonZeroU32,
     /// Requests one key may have under way at once.
     pub at_once: u64,
     /// Sessions open at once, over every key.
@@ -221,23 +222,32 @@ pub struct Limits {
     /// Sessions one key may hold open at once.
     pub key_sessions: u64,
     /// Requests a minute one peer address may make.
-    pub peer_per_minute: u64,
+    pub peer_per_minute: NonZeroU32,
     /// Keys a minute one peer address may bring that the server has not yet seen accepted.
-    pub peer_new_keys_per_minute: u64,
+    pub peer_new_keys_per_minute: NonZeroU32,
     /// Requests under way at once, over everyone.
     pub under_way: u64,
 }
 
 impl Limits {
     pub const DEFAULT: Limits = Limits {
-        per_minute: 240,
+        per_minute: a_minute(240),
         at_once: 8,
         sessions: 256,
         key_sessions: 16,
-        peer_per_minute: 600,
-        peer_new_keys_per_minute: 10,
+        peer_per_minute: a_minute(600),
+        peer_new_keys_per_minute: a_minute(10),
         under_way: 128,
     };
+}
+
+/// A default rate, written as a number: none of them is zero, so the fallback is never taken,
+/// and it would still let one through a minute rather than none.
+const fn a_minute(count: u32) -> NonZeroU32 {
+    match NonZeroU32::new(count) {
+        Some(count) => count,
+        None => NonZeroU32::MIN,
+    }
 }
 
 /// `lemonfiber-mcp http`: where to serve, by which names, and the stack, but no key.
@@ -295,22 +305,15 @@ pub fn http_settings(
         origins: set(ORIGINS).map(list),
         conduct: conduct(&set)?,
         limits: Limits {
-            per_minute: number(&set, RATE, Limits::DEFAULT.per_minute, 1, 100_000)?,
+            per_minute: rate(&set, RATE, Limits::DEFAULT.per_minute, 100_000)?,
             at_once: number(&set, AT_ONCE, Limits::DEFAULT.at_once, 1, 1_000)?,
             sessions: number(&set, SESSIONS, Limits::DEFAULT.sessions, 1, 100_000)?,
             key_sessions: number(&set, KEY_SESSIONS, Limits::DEFAULT.key_sessions, 1, 10_000)?,
-            peer_per_minute: number(
-                &set,
-                PEER_RATE,
-                Limits::DEFAULT.peer_per_minute,
-                1,
-                1_000_000,
-            )?,
-            peer_new_keys_per_minute: number(
+            peer_per_minute: rate(&set, PEER_RATE, Limits::DEFAULT.peer_per_minute, 1_000_000)?,
+            peer_new_keys_per_minute: rate(
                 &set,
                 PEER_NEW_KEYS,
                 Limits::DEFAULT.peer_new_keys_per_minute,
-                1,
                 1_000_000,
             )?,
             under_way: number(&set, UNDER_WAY, Limits::DEFAULT.under_way, 1, 100_000)?,
@@ -334,6 +337,22 @@ fn number(
             .filter(|value| (least..=most).contains(value))
             .ok_or(ConfigError::BadNumber(name, least, most)),
     }
+}
+
+/// A number of times a minute, from one to `most`: never zero, so that a limit always lets
+/// something through.
+fn rate(
+    set: &impl Fn(&str) -> Option<String>,
+    name: &'static str,
+    default: NonZeroU32,
+    most: u32,
+) -> Result<NonZeroU32, ConfigError> {
+    let most = u64::from(most);
+    let count = number(set, name, u64::from(default.get()), 1, most)?;
+    u32::try_from(count)
+        .ok()
+        .and_then(NonZeroU32::new)
+        .ok_or(ConfigError::BadNumber(name, 1, most))
 }
 
 /// A number of bytes, plain or with a `KiB` or `MiB` suffix.
@@ -557,6 +576,49 @@ mod tests {
         assert_eq!(settings.names, vec!["mcp.home.arpa", "192.168.1.4"]);
         assert_eq!(settings.limits, Limits::DEFAULT);
         assert_eq!(Limits::DEFAULT.key_sessions, 16);
+    }
+
+    #[test]
+    fn rates_are_never_zero_and_stay_in_their_bounds() {
+        let limits = |pairs: &[(&str, &str)]| {
+            let mut map: HashMap<String, String> = pairs
+                .iter()
+                .map(|(k, v)| (k.to_string(), v.to_string()))
+                .collect();
+            for (name, value) in [
+                (ADDRESS, "https://127.0.0.1:9"),
+                (PIN, PIN_TEXT),
+                (LISTEN, "127.0.0.1:0"),
+            ] {
+                map.insert(name.to_owned(), value.to_owned());
+            }
+            http_settings(|name| map.get(name).cloned(), None).map(|settings| settings.limits)
+        };
+        let lifted = limits(&[
+            (RATE, "100000"),
+            (PEER_RATE, "1000000"),
+            (PEER_NEW_KEYS, " 1 "),
+        ])
+        .expect("within bounds");
+        assert_eq!(lifted.per_minute.get(), 100_000);
+        assert_eq!(lifted.peer_per_minute.get(), 1_000_000);
+        assert_eq!(lifted.peer_new_keys_per_minute.get(), 1);
+        for (name, most) in [
+            (RATE, 100_000),
+            (PEER_RATE, 1_000_000),
+            (PEER_NEW_KEYS, 1_000_000),
+        ] {
+            for bad in ["0", "-1", "many", &(most + 1).to_string()] {
+                let refused = match limits(&[(name, bad)]) {
+                    Err(ConfigError::BadNumber(named, least, at_most)) => (named, least, at_most),
+                    other => panic!("{name}={bad} gave {other:?}"),
+                };
+                assert_eq!(refused, (name, 1, most), "{name}={bad}");
+            }
+        }
+        assert_eq!(Limits::DEFAULT.per_minute.get(), 240);
+        assert_eq!(Limits::DEFAULT.peer_per_minute.get(), 600);
+        assert_eq!(Limits::DEFAULT.peer_new_keys_per_minute.get(), 10);
     }
 
     #[test]

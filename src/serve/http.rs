@@ -89,9 +89,11 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     });
     let ends = CancellationToken::new();
     let limits = settings.limits;
+    let checks = Checks::new(&settings.names, settings.origins, address.port());
+    let mcp_config = checks.mcp_service_config();
     let app = Arc::new(App {
-        checks: Checks::new(&settings.names, settings.origins, address.port()),
-        keys: KeyServices::new(settings.stack, settings.names, common, limits, ends.clone()),
+        checks,
+        keys: KeyServices::new(settings.stack, mcp_config, common, limits, ends.clone()),
         peers: PeerAllowances::new(limits.peer_per_minute, limits.peer_new_keys_per_minute),
         under_way: Arc::new(Semaphore::new(
             usize::try_from(limits.under_way).unwrap_or(usize::MAX),
@@ -278,8 +280,7 @@ async fn mcp(
             );
         }
     };
-    let limits = app.keys.limits();
-    if let Err(seconds) = service.admit(limits.per_minute) {
+    if let Err(seconds) = service.admit() {
         return too_many(
             seconds,
             "This key has made too many requests; wait before the next.",

@@ -2,6 +2,7 @@
 
 use std::fmt;
 
+use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};
 
 /// The header every request to the stack carries its key in (never the URL).
@@ -11,9 +12,10 @@ const KEY_PREFIX: &str = "lfk_";
 const KEY_MIN_HEX: usize = 32;
 const KEY_MAX_HEX: usize = 256;
 
-/// An integration key: `lfk_` and lower-case hex. It has no `Display`, and its `Debug` withholds it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Key(String);
+/// An integration key: `lfk_` and lower-case hex. It has no `Display`, its `Debug` withholds it,
+/// and each copy's memory is wiped when the copy is dropped.
+#[derive(Clone, Debug)]
+pub struct Key(SecretString);
 
 /// Why text is not an integration key. It never repeats the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -52,7 +54,7 @@ impl Key {
                 .bytes()
                 .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b));
         if well_formed {
-            Ok(Key(text.to_owned()))
+            Ok(Key(SecretString::from(text)))
         } else {
             Err(KeyError::NotAnIntegrationKey)
         }
@@ -60,33 +62,37 @@ impl Key {
 
     /// The SHA-256 of the key: what per-key state is kept under, so the key itself is not.
     pub fn digest(&self) -> [u8; 32] {
-        Sha256::digest(self.0.as_bytes()).into()
+        Sha256::digest(self.expose().as_bytes()).into()
     }
 
     /// From now on the key is withheld from everything the server writes.
     pub fn withhold_from_output(&self) {
-        crate::redact::withhold(&self.0);
+        crate::redact::withhold(self.expose());
     }
 
     /// The key, and its hex part on its own, as secrets to withhold from what this key's calls
     /// hand over.
     pub fn withheld(&self) -> crate::redact::Secrets {
         let mut secrets = crate::redact::Secrets::default();
-        secrets.add(&self.0);
+        secrets.add(self.expose());
         secrets
     }
 
     /// The key's text, for the one header it travels in.
     pub(super) fn expose(&self) -> &str {
-        &self.0
+        self.0.expose_secret()
     }
 }
 
-impl fmt::Debug for Key {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("Key(withheld)")
+/// Compared by digest, so how long a comparison takes says nothing about how much of two keys
+/// agree.
+impl PartialEq for Key {
+    fn eq(&self, other: &Key) -> bool {
+        self.digest() == other.digest()
     }
 }
+
+impl Eq for Key {}
 
 #[cfg(test)]
 mod tests {
@@ -116,9 +122,19 @@ mod tests {
     }
 
     #[test]
+    fn keys_are_equal_only_when_they_are_the_same_key() {
+        let key = Key::parse(GOOD).expect("a good key");
+        assert_eq!(key, key.clone());
+        let other = Key::parse("lfk_0123456789abcdef0123456789abcdee").expect("another key");
+        assert_ne!(key, other);
+    }
+
+    #[test]
     fn debug_and_errors_never_show_the_key() {
         let key = Key::parse(GOOD).expect("a good key");
-        assert!(!format!("{key:?}").contains("0123456789abcdef"));
+        let shown = format!("{key:?} {key:#?}");
+        assert!(!shown.contains("0123456789abcdef"), "{shown}");
+        assert!(shown.contains("REDACTED"), "{shown}");
         assert!(!format!("{:?}", key.withheld()).contains("0123456789abcdef"));
         let error = Key::parse("lfk_not-hex-at-all-but-secretish").expect_err("not a key");
         assert!(!error.to_string().contains("secretish"));

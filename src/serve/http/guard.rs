@@ -1,9 +1,15 @@
 //! What every request to the HTTP mode must show before anything else happens: a served name in
 //! `Host`, an allowed `Origin` if any, a protocol version this server speaks, a body within the
 //! cap, and an integration key as its bearer. Each refusal is a clear JSON answer.
+//!
+//! The MCP library checks `Host`, `Origin` and the body's size too, and is told to accept what
+//! these checks accept. Its checks stay a second wall rather than these' replacement: it answers
+//! them in plain text rather than JSON, and only once a key has been checked and its limits taken,
+//! where these answer before anything else is spent on the request.
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde_json::json;
 
 use crate::mcp::server::PROTOCOL_VERSIONS;
@@ -111,6 +117,17 @@ impl Checks {
         }
     }
 
+    /// The MCP library's own settings for the same checks, accepting what these accept: the
+    /// served names as hosts, the allowed origins (none allowed when none are listed, as here),
+    /// and the same body cap.
+    pub fn mcp_service_config(&self) -> StreamableHttpServerConfig {
+        StreamableHttpServerConfig::default()
+            .with_allowed_hosts(self.names.iter().cloned())
+            .with_allowed_origins(self.origins.iter().map(|origin| with_its_port(origin)))
+            .enforce_origin_validation()
+            .with_max_request_body_bytes(usize::try_from(BODY_LIMIT).unwrap_or(usize::MAX))
+    }
+
     pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Refused> {
         if headers.get_all(header::HOST).iter().count() > 1 {
             return Err(Refused::new(
@@ -193,6 +210,26 @@ impl Checks {
             ));
         }
         Ok(())
+    }
+}
+
+/// An allowed `https` or `http` origin with its scheme's port said outright when it names none,
+/// as a browser means it: the MCP library takes an origin without a port for any port, and warns
+/// of each such one every time a key's service is made.
+fn with_its_port(origin: &str) -> String {
+    let Ok(uri) = origin.parse::<Uri>() else {
+        return origin.to_owned();
+    };
+    let (scheme, port) = match uri.scheme_str() {
+        Some(scheme @ "https") => (scheme, 443),
+        Some(scheme @ "http") => (scheme, 80),
+        _ => return origin.to_owned(),
+    };
+    match uri.authority() {
+        Some(authority) if authority.port().is_none() => {
+            format!("{scheme}://{}:{port}", authority.host())
+        }
+        _ => origin.to_owned(),
     }
 }
 
@@ -344,6 +381,133 @@ mod tests {
         assert_eq!(
             status(with("content-length", "4194305")),
             Some(StatusCode::PAYLOAD_TOO_LARGE)
+        );
+    }
+
+    /// An MCP server with nothing to offer, to reach the MCP library's own checks.
+    struct Nothing;
+
+    impl rmcp::ServerHandler for Nothing {}
+
+    /// The status the MCP library's own checks, made as `checks` says, answer a request with.
+    async fn mcp_answers(
+        checks: &Checks,
+        method: &str,
+        pairs: &[(&'static str, &str)],
+        body: Vec<u8>,
+    ) -> StatusCode {
+        use rmcp::transport::streamable_http_server::StreamableHttpService;
+        use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+        let service = StreamableHttpService::new(
+            || Ok(Nothing),
+            std::sync::Arc::new(LocalSessionManager::default()),
+            checks.mcp_service_config(),
+        );
+        let mut request = axum::http::Request::builder()
+            .method(method)
+            .uri("/mcp")
+            .body(axum::body::Body::from(body))
+            .expect("a request");
+        *request.headers_mut() = headers(pairs);
+        service.handle(request).await.status()
+    }
+
+    #[tokio::test]
+    async fn the_mcp_library_accepts_the_hosts_and_origins_these_checks_accept_and_no_others() {
+        let checks = Checks::new(
+            &["localhost".into(), "127.0.0.1".into(), "::1".into()],
+            None,
+            8443,
+        );
+        // A method the library does not serve is answered only once its checks have passed.
+        let passed = StatusCode::METHOD_NOT_ALLOWED;
+        for pairs in [
+            vec![("host", "localhost:8443")],
+            vec![("host", "LOCALHOST")],
+            vec![("host", "[::1]:8443"), ("origin", "https://[::1]:8443")],
+            vec![("host", "127.0.0.1"), ("origin", "https://127.0.0.1:8443/")],
+        ] {
+            assert_eq!(status(checks.check(&origin_form(), &headers(&pairs))), None);
+            assert_eq!(
+                mcp_answers(&checks, "PUT", &pairs, Vec::new()).await,
+                passed,
+                "{pairs:?}"
+            );
+        }
+        for pairs in [
+            vec![("host", "evil.example")],
+            vec![("host", "localhost"), ("origin", "https://evil.example")],
+            vec![("host", "localhost"), ("origin", "https://localhost:9999")],
+            vec![("host", "localhost"), ("origin", "null")],
+        ] {
+            assert_eq!(
+                status(checks.check(&origin_form(), &headers(&pairs))),
+                Some(StatusCode::FORBIDDEN)
+            );
+            assert_eq!(
+                mcp_answers(&checks, "PUT", &pairs, Vec::new()).await,
+                StatusCode::FORBIDDEN,
+                "{pairs:?}"
+            );
+        }
+        let listed = Checks::new(
+            &["localhost".into()],
+            Some(vec![
+                "https://Assistant.example/".into(),
+                "http://tool.example".into(),
+            ]),
+            8443,
+        );
+        assert_eq!(
+            listed.mcp_service_config().allowed_origins,
+            vec!["https://assistant.example:443", "http://tool.example:80"]
+        );
+        for (origin, answer) in [
+            ("https://assistant.example", passed),
+            ("http://tool.example", passed),
+            ("https://localhost:8443", StatusCode::FORBIDDEN),
+        ] {
+            let pairs = [("host", "localhost"), ("origin", origin)];
+            assert_eq!(
+                mcp_answers(&listed, "PUT", &pairs, Vec::new()).await,
+                answer,
+                "{origin}"
+            );
+        }
+        let none = Checks::new(&["localhost".into()], Some(Vec::new()), 8443);
+        let pairs = [("host", "localhost"), ("origin", "https://localhost:8443")];
+        assert_eq!(
+            status(none.check(&origin_form(), &headers(&pairs))),
+            Some(StatusCode::FORBIDDEN)
+        );
+        assert_eq!(
+            mcp_answers(&none, "PUT", &pairs, Vec::new()).await,
+            StatusCode::FORBIDDEN,
+            "no origin listed, none allowed"
+        );
+    }
+
+    #[tokio::test]
+    async fn the_mcp_library_caps_a_body_where_these_checks_do() {
+        let checks = Checks::new(&["localhost".into()], None, 443);
+        let post = [
+            ("host", "localhost"),
+            ("accept", "application/json, text/event-stream"),
+            ("content-type", "application/json"),
+        ];
+        let limit = usize::try_from(BODY_LIMIT).expect("fits");
+        let body = |size: usize| {
+            let mut body = b"{}".to_vec();
+            body.resize(size, b' ');
+            body
+        };
+        assert_ne!(
+            mcp_answers(&checks, "POST", &post, body(limit)).await,
+            StatusCode::PAYLOAD_TOO_LARGE
+        );
+        assert_eq!(
+            mcp_answers(&checks, "POST", &post, body(limit + 1)).await,
+            StatusCode::PAYLOAD_TOO_LARGE
         );
     }
 

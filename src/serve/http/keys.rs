@@ -15,7 +15,7 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
-use super::limits::Bucket;
+use super::limits::Allowance;
 use super::refused::RefusedKeys;
 use super::sessions::{KeySessions, Permits};
 use crate::access::by_digest::ByDigest;
@@ -38,18 +38,15 @@ pub struct KeyService {
     sessions: Arc<KeySessions>,
     standing: SharedStanding,
     ends: CancellationToken,
-    rate: Mutex<Bucket>,
+    rate: Allowance,
     at_once: Arc<Semaphore>,
     session_permits: Arc<Semaphore>,
 }
 
 impl KeyService {
     /// Takes one request from the key's allowance, or says how many seconds until there is one.
-    pub fn admit(&self, per_minute: u64) -> Result<(), u64> {
-        match self.rate.lock() {
-            Ok(mut bucket) => bucket.take(per_minute),
-            Err(_) => Err(1),
-        }
+    pub fn admit(&self) -> Result<(), u64> {
+        self.rate.take()
     }
 
     /// One of the requests the key may have under way at once, if one is free.
@@ -101,7 +98,8 @@ pub struct KeyServices {
     checking: Mutex<HashMap<[u8; 32], Arc<OnceCell<Checked>>>>,
     sessions: Arc<Semaphore>,
     stack: StackAddress,
-    names: Vec<String>,
+    /// What every key's MCP service is made with, but for the token that ends it.
+    mcp_config: StreamableHttpServerConfig,
     common: Arc<Common>,
     limits: Limits,
     ends: CancellationToken,
@@ -110,7 +108,7 @@ pub struct KeyServices {
 impl KeyServices {
     pub fn new(
         stack: StackAddress,
-        names: Vec<String>,
+        mcp_config: StreamableHttpServerConfig,
         common: Arc<Common>,
         limits: Limits,
         ends: CancellationToken,
@@ -123,15 +121,11 @@ impl KeyServices {
                 usize::try_from(limits.sessions).unwrap_or(usize::MAX),
             )),
             stack,
-            names,
+            mcp_config,
             common,
             limits,
             ends,
         }
-    }
-
-    pub fn limits(&self) -> Limits {
-        self.limits
     }
 
     /// A key already known: its service, or its refusal. `None` for a key the server has not
@@ -214,8 +208,9 @@ impl KeyServices {
         local.session_config.keep_alive = Some(SESSION_IDLE);
         let sessions = Arc::new(KeySessions::new(local));
         let ends = self.ends.child_token();
-        let config = StreamableHttpServerConfig::default()
-            .with_allowed_hosts(self.names.clone())
+        let config = self
+            .mcp_config
+            .clone()
             .with_cancellation_token(ends.clone());
         let common = self.common.clone();
         let for_sessions = standing.clone();
@@ -237,7 +232,7 @@ impl KeyServices {
             sessions,
             standing,
             ends,
-            rate: Mutex::new(Bucket::full(self.limits.per_minute)),
+            rate: Allowance::full(self.limits.per_minute),
             at_once: Arc::new(Semaphore::new(count(self.limits.at_once))),
             session_permits: Arc::new(Semaphore::new(count(self.limits.key_sessions))),
         }
@@ -310,7 +305,7 @@ mod tests {
         let seal = Seal::made_now(conduct.offer_life).expect("a seal");
         let services = KeyServices::new(
             address,
-            vec!["localhost".to_owned()],
+            StreamableHttpServerConfig::default(),
             Arc::new(Common { conduct, seal }),
             Limits::DEFAULT,
             CancellationToken::new(),
