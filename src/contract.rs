@@ -21,7 +21,6 @@ mod tools;
 mod words;
 
 pub use std::collections::BTreeMap;
-pub use std::fmt::Write as _;
 
 pub use answers::*;
 pub use client::*;
@@ -29,6 +28,8 @@ pub use naming::*;
 pub use openapiv3::{
     OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, Schema, SchemaKind, Type,
 };
+pub use proc_macro2::{Ident, TokenStream};
+pub use quote::quote;
 pub use render::*;
 pub use serde::Deserialize;
 pub use serde_json::{Map, Value, json};
@@ -78,14 +79,9 @@ pub fn generate(contract: &str, words: &str) -> Result<Generated, Problems> {
             "{WORDS} needs both notes, unconfigured and unconfigured_household"
         )]);
     }
-    let notes = format!(
-        "/// Added to a tool's description when its path is `unconfigured`: for the operator, and in the household's words.\npub const UNCONFIGURED_NOTE: (&str, &str) = ({:?}, {:?});\n\n",
-        notes.unconfigured.trim(),
-        notes.unconfigured_household.trim()
-    );
     Ok(Generated {
-        catalogue: notes + &render_catalogue(&catalogue, &document)?,
-        sdk_calls: render_sdk_calls(&tools) + &render_operations(&contract),
+        catalogue: render_catalogue(&catalogue, notes, &document)?,
+        sdk_calls: render_sdk_calls(&tools, &contract)?,
         sdk: render_sdk(&contract)?,
     })
 }
