@@ -4,13 +4,15 @@
 //! tests (`tests/generator.rs`) call it on small contracts of their own.
 //!
 //! It refuses, naming each one, a read or key-callable action with no tool, a tool with no words,
-//! and words that name no tool (F13-R2).
+//! words that name no tool (F13-R2), and two tools, reads or actions named alike.
 
 // Loaded by path from build.rs and from the generator's tests, so each child is named by its path.
 #[path = "contract/answers.rs"]
 mod answers;
 #[path = "contract/client.rs"]
 mod client;
+#[path = "contract/distinct.rs"]
+mod distinct;
 #[path = "contract/naming.rs"]
 mod naming;
 #[path = "contract/render.rs"]
@@ -24,6 +26,7 @@ pub use std::collections::BTreeMap;
 
 pub use answers::*;
 pub use client::*;
+pub use distinct::*;
 pub use naming::*;
 pub use openapiv3::{
     OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, Schema, SchemaKind, Type,
@@ -72,6 +75,7 @@ pub fn generate(contract: &str, words: &str) -> Result<Generated, Problems> {
 
     let mut tools = tools_of(&contract)?;
     tools.extend(server_tools());
+    distinct_names(&tools)?;
     let catalogue = join_words(&tools, &words)?;
     let notes = &words.notes;
     if !present(&notes.unconfigured) || !present(&notes.unconfigured_household) {

@@ -226,3 +226,62 @@ fn field(tool: &syn::Expr, name: &str) -> String {
         .map(|field| field.expr.to_token_stream().to_string())
         .unwrap_or_default()
 }
+
+#[test]
+fn two_reads_that_would_be_one_variant_are_named() {
+    let contract = contract_with(json!({
+        "/api/disk2": {"get": {"operationId": "read_disk2", "tags": ["read"], "x-lemonfiber-kinds": []}},
+        "/api/disk-2": {"get": {"operationId": "read_disk_2", "tags": ["read"], "x-lemonfiber-kinds": []}}
+    }));
+    let words = words_with(
+        "[tools.read_disk2]\ntitle = \"Disk 2\"\noperator = \"The second disk.\"\n\n[tools.read_disk_2]\ntitle = \"Disk 2\"\noperator = \"The second disk.\"\n",
+    );
+    let problems = problems_of(&contract, &words);
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    for named in [
+        "read_disk2 (from /api/disk2)",
+        "read_disk_2 (from /api/disk-2)",
+        "Read::Disk2",
+        "change one's path in contract/openapi.json",
+    ] {
+        assert!(problems[0].contains(named), "{named} in {problems:#?}");
+    }
+}
+
+#[test]
+fn two_tools_of_one_name_and_two_actions_that_would_be_one_variant_are_named() {
+    let action = |operation_id: &str| {
+        json!({"post": {
+            "operationId": operation_id, "tags": ["action"],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RestartArguments"}}}},
+            "x-lemonfiber-key-callable": true, "x-lemonfiber-disturbs": true, "x-lemonfiber-rehearsal": false,
+            "x-lemonfiber-idempotent": true, "x-lemonfiber-consent": []
+        }})
+    };
+    let contract = contract_with(json!({
+        "/api/actions/restart": action("act_restart"),
+        "/api/actions/restart-now": action("restart"),
+        "/api/actions/connection": action("act_connection")
+    }));
+    let words = words_with(
+        "[tools.restart]\ntitle = \"Restart\"\noperator = \"Restarts.\"\n\n[tools.restart_now]\ntitle = \"Restart now\"\noperator = \"Restarts now.\"\n",
+    );
+    let problems = problems_of(&contract, &words);
+    assert_eq!(problems.len(), 2, "{problems:#?}");
+    assert!(
+        problems.iter().any(|problem| problem
+            == "tools from /api/actions/connection and from (the server's own) are both named connection: change one in contract/openapi.json so each tool has a name of its own"),
+        "{problems:#?}"
+    );
+    assert!(
+        problems.iter().any(|problem| [
+            "restart (from /api/actions/restart)",
+            "restart_now (from /api/actions/restart-now)",
+            "Action::Restart",
+            "change one's operationId in contract/openapi.json",
+        ]
+        .iter()
+        .all(|named| problem.contains(named))),
+        "{problems:#?}"
+    );
+}
