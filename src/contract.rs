@@ -4,13 +4,15 @@
 //! tests (`tests/generator.rs`) call it on small contracts of their own.
 //!
 //! It refuses, naming each one, a read or key-callable action with no tool, a tool with no words,
-//! and words that name no tool (F13-R2).
+//! words that name no tool (F13-R2), and two tools, reads or actions named alike.
 
 // Loaded by path from build.rs and from the generator's tests, so each child is named by its path.
 #[path = "contract/answers.rs"]
 mod answers;
 #[path = "contract/client.rs"]
 mod client;
+#[path = "contract/distinct.rs"]
+mod distinct;
 #[path = "contract/naming.rs"]
 mod naming;
 #[path = "contract/render.rs"]
@@ -21,14 +23,16 @@ mod tools;
 mod words;
 
 pub use std::collections::BTreeMap;
-pub use std::fmt::Write as _;
 
 pub use answers::*;
 pub use client::*;
+pub use distinct::*;
 pub use naming::*;
 pub use openapiv3::{
     OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, Schema, SchemaKind, Type,
 };
+pub use proc_macro2::{Ident, TokenStream};
+pub use quote::quote;
 pub use render::*;
 pub use serde::Deserialize;
 pub use serde_json::{Map, Value, json};
@@ -71,6 +75,7 @@ pub fn generate(contract: &str, words: &str) -> Result<Generated, Problems> {
 
     let mut tools = tools_of(&contract)?;
     tools.extend(server_tools());
+    distinct_names(&tools)?;
     let catalogue = join_words(&tools, &words)?;
     let notes = &words.notes;
     if !present(&notes.unconfigured) || !present(&notes.unconfigured_household) {
@@ -78,14 +83,9 @@ pub fn generate(contract: &str, words: &str) -> Result<Generated, Problems> {
             "{WORDS} needs both notes, unconfigured and unconfigured_household"
         )]);
     }
-    let notes = format!(
-        "/// Added to a tool's description when its path is `unconfigured`: for the operator, and in the household's words.\npub const UNCONFIGURED_NOTE: (&str, &str) = ({:?}, {:?});\n\n",
-        notes.unconfigured.trim(),
-        notes.unconfigured_household.trim()
-    );
     Ok(Generated {
-        catalogue: notes + &render_catalogue(&catalogue, &document)?,
-        sdk_calls: render_sdk_calls(&tools) + &render_operations(&contract),
+        catalogue: render_catalogue(&catalogue, notes, &document)?,
+        sdk_calls: render_sdk_calls(&tools, &contract)?,
         sdk: render_sdk(&contract)?,
     })
 }
