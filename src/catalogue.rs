@@ -9,6 +9,13 @@ use serde_json::Value;
 
 include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
 
+/// A refusal as the core's registry declares it: its code and the HTTP status it comes with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RefusalCode {
+    pub code: &'static str,
+    pub status: u16,
+}
+
 /// Each read's `outputSchema`, parsed once: they are large, and listed on every `tools/list`.
 static OUTPUT_SCHEMAS: LazyLock<HashMap<&'static str, Arc<JsonObject>>> = LazyLock::new(|| {
     TOOLS

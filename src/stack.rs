@@ -23,7 +23,7 @@ use std::time::Duration;
 use progenitor_client::Error;
 use serde_json::Value;
 
-use crate::catalogue::{Action, Read};
+use crate::catalogue::{Action, DRY_RUN_ARGUMENT, Read, RefusalCode};
 use crate::fingerprint::Fingerprint;
 use crate::redact::Secrets;
 pub use bounded::AnswerLimits;
@@ -82,6 +82,11 @@ impl Refusal {
     /// The Problem's code, to compare with the codes the server knows; never to be shown.
     pub fn code(&self) -> Option<&str> {
         self.problem.get("code").and_then(Value::as_str)
+    }
+
+    /// Whether this is the refusal the registry declares, by its status and code.
+    pub fn is(&self, refusal: RefusalCode) -> bool {
+        self.status == refusal.status && self.code() == Some(refusal.code)
     }
 }
 
@@ -253,7 +258,7 @@ impl Stack {
         action: Action,
         mut body: serde_json::Map<String, Value>,
     ) -> Result<Reply, Failure> {
-        body.insert("dry_run".to_owned(), Value::Bool(true));
+        body.insert(DRY_RUN_ARGUMENT.to_owned(), Value::Bool(true));
         sdk::send_action(&self.client, action, body, None)
             .await
             .map_err(failure)

@@ -44,6 +44,10 @@ fn contract_with(more: Value) -> String {
         "openapi": "3.0.3",
         "info": {"title": "a small contract", "version": "1"},
         "paths": paths,
+        "x-lemonfiber-refusals": {
+            "ADMIT-4": {"status": 403, "name": "NOT_ADMITTED"},
+            "LIFE-10": {"status": 400, "name": "RESTART_MOVED"}
+        },
         "components": {"schemas": {
             "Envelope": {"type": "object", "properties": {"kind": {"type": "string"}, "data": {}}},
             "RestartArguments": {"type": "object", "properties": {
@@ -164,6 +168,23 @@ fn a_key_callable_action_with_a_rehearsal_becomes_two_tools_with_its_flags() {
     );
     assert!(generated.catalogue.contains(r#"name: "rehearse_restart""#));
     assert!(generated.sdk_calls.contains("client.act_restart()"));
+    assert!(
+        generated
+            .catalogue
+            .split_whitespace()
+            .collect::<String>()
+            .contains("Action::Restart=>Some(refusals::RESTART_MOVED)"),
+        "the stale offer's code is the registry's"
+    );
+
+    let unregistered = contract.replace(r#""LIFE-10":{"#, r#""LIFE-11":{"#);
+    assert!(
+        problems_of(&unregistered, &words).contains(
+            &"/api/actions/restart: x-lemonfiber-stale-offer LIFE-10 is not in x-lemonfiber-refusals"
+                .to_owned()
+        ),
+        "a stale-offer code the registry lacks is named"
+    );
 
     let without_flag = contract.replace(r#""x-lemonfiber-disturbs":true,"#, "");
     assert!(

@@ -8,6 +8,7 @@ use std::time::{Duration, Instant};
 use tokio::sync::Mutex;
 
 use super::offer::Offer;
+use crate::catalogue::refusals;
 use crate::stack::{Capabilities, Failure, Refusal};
 
 /// How long what the stack said a key may do is trusted before it is asked again.
@@ -43,28 +44,22 @@ impl Position {
     }
 }
 
-/// NOT_ADMITTED: the request carried no key this stack admits.
-const NOT_ADMITTED: &str = "ADMIT-4";
-/// KEY_IN_THE_CLEAR: the key came from another machine over a connection the stack does not
-/// count as pinned. A setup problem, not a wrong key.
-const NOT_PINNED: &str = "ADMIT-11";
-/// NOT_FOR_A_KEY: the key's scope does not reach what was asked.
-const OUT_OF_SCOPE: &str = "ADMIT-12";
-
-/// A refusal that means the key itself is refused: wrong, revoked or unknown (all alike).
+/// A refusal that means the key itself is refused: wrong, revoked or unknown (all alike), or a
+/// request that carried no key this stack admits (`NOT_ADMITTED`).
 pub fn refuses_the_key(refusal: &Refusal) -> bool {
-    refusal.status == 401 || (refusal.status == 403 && refusal.code() == Some(NOT_ADMITTED))
+    refusal.status == 401 || refusal.is(refusals::NOT_ADMITTED)
 }
 
-/// A refusal that means the key's scope does not reach what was asked: what the server knew of
-/// its capabilities is out of date.
+/// A refusal that means the key's scope does not reach what was asked (`NOT_FOR_A_KEY`): what
+/// the server knew of its capabilities is out of date.
 pub fn out_of_scope(refusal: &Refusal) -> bool {
-    refusal.status == 403 && refusal.code() == Some(OUT_OF_SCOPE)
+    refusal.is(refusals::NOT_FOR_A_KEY)
 }
 
-/// A refusal that says the connection, not the key, is wrong (F13: the pin is the trust).
+/// A refusal that says the connection, not the key, is wrong (`KEY_IN_THE_CLEAR`: the key came
+/// over a connection the stack does not count as pinned; F13: the pin is the trust).
 pub fn not_pinned(refusal: &Refusal) -> bool {
-    refusal.status == 403 && refusal.code() == Some(NOT_PINNED)
+    refusal.is(refusals::KEY_IN_THE_CLEAR)
 }
 
 impl KeyStanding {

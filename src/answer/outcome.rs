@@ -16,7 +16,7 @@ use super::conformance;
 use super::sentences::{self, DATA_END, DATA_START, Via};
 use crate::access::consent::OfferRefused;
 use crate::access::standing;
-use crate::catalogue::ArgumentProblem;
+use crate::catalogue::{ArgumentProblem, OFFER_ARGUMENT, refusals};
 use crate::cut::{self, LeftOut};
 use crate::redact::{self, Secrets};
 use crate::stack::jobs::JobState;
@@ -241,7 +241,7 @@ pub fn rehearsed(rehearsal: &str, act: &str, reply: Reply, sealed: Option<&str>)
     let sentence = match sealed {
         Some(sealed) => {
             if let Some(data) = envelope.get_mut("data").and_then(Value::as_object_mut) {
-                data.insert("offer".to_owned(), Value::from(sealed));
+                data.insert(OFFER_ARGUMENT.to_owned(), Value::from(sealed));
             }
             sentences::rehearsed(rehearsal, act, sealed)
         }
@@ -346,19 +346,20 @@ fn without_detail(problem: Value) -> Value {
     Value::Object(fields)
 }
 
-/// The stack did not take the `Idempotency-Key` an act was sent with.
-const NOT_AN_IDEMPOTENCY_KEY: &str = "ASK-12";
-/// The stack was sent this act's `Idempotency-Key` before, with another action or arguments.
-const IDEMPOTENCY_KEY_REUSED: &str = "ASK-13";
-
 fn refused(refusal: &Refusal) -> Answer {
-    let sentence = match (refusal.status, refusal.code()) {
-        (429, _) => sentences::too_many(refusal.retry_after_seconds),
+    let sentence = match refusal.status {
+        429 => sentences::too_many(refusal.retry_after_seconds),
         _ if standing::out_of_scope(refusal) => sentences::out_of_scope().to_owned(),
         _ if standing::not_pinned(refusal) => sentences::not_pinned().to_owned(),
-        (400, Some(NOT_AN_IDEMPOTENCY_KEY)) => sentences::idempotency_key_refused().to_owned(),
-        (400, Some(IDEMPOTENCY_KEY_REUSED)) => sentences::idempotency_key_reused().to_owned(),
-        (status, _) => sentences::refused(status),
+        // The stack did not take the `Idempotency-Key` an act was sent with, or was sent it
+        // before with another action or arguments.
+        _ if refusal.is(refusals::NOT_AN_IDEMPOTENCY_KEY) => {
+            sentences::idempotency_key_refused().to_owned()
+        }
+        _ if refusal.is(refusals::IDEMPOTENCY_KEY_REUSED) => {
+            sentences::idempotency_key_reused().to_owned()
+        }
+        status => sentences::refused(status),
     };
     Answer::with_data(sentence, problem_of(refusal), true)
 }

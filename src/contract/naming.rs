@@ -6,6 +6,11 @@ pub const RESOURCE_SCHEME: &str = "lemonfiber://read/";
 /// What a rehearsal tool's name begins with; the rest is its action tool's name.
 pub const REHEARSE_PREFIX: &str = "rehearse_";
 
+/// The consent argument a rehearsal answers and its act tool requires: the stack's offer.
+pub const OFFER_ARGUMENT: &str = "offer";
+/// The action argument that asks the stack to rehearse rather than act.
+pub const DRY_RUN_ARGUMENT: &str = "dry_run";
+
 /// `/api/held/{id}` → `read_held_by_id`; `/api/front-door` → `read_front_door`.
 pub fn read_tool_name(path: &str) -> String {
     let segments: Vec<String> = path

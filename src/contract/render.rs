@@ -108,13 +108,35 @@ pub fn render_catalogue(
         let rehearsed = tool.action.as_ref().is_some_and(|flags| flags.rehearsal);
         optional_text(rehearsed.then(|| rehearsal_tool_name(&tool.name)))
     });
-    let stale_offer_codes = actions.iter().map(|tool| {
-        optional_text(
-            tool.action
+    let registry = refusal_registry(document)?;
+    let stale_offers = actions
+        .iter()
+        .map(|tool| {
+            let stale = tool
+                .action
                 .as_ref()
-                .and_then(|flags| flags.stale_offer.as_ref()),
-        )
-    });
+                .and_then(|flags| flags.stale_offer.as_ref());
+            let Some(stale) = stale else {
+                return Ok(quote!(None));
+            };
+            let registered = registry.iter().find(|(code, _, _)| code == stale);
+            let Some((_, _, name)) = registered else {
+                return Err(vec![format!(
+                    "{}: x-lemonfiber-stale-offer {stale} is not in x-lemonfiber-refusals",
+                    tool.path
+                )]);
+            };
+            let name = identifier(name, &tool.path)?;
+            Ok(quote!(Some(refusals::#name)))
+        })
+        .collect::<Result<Vec<_>, Problems>>()?;
+    let refusals = registry
+        .into_iter()
+        .map(|(code, status, name)| {
+            let name = identifier(&name, &format!("x-lemonfiber-refusals {code}"))?;
+            Ok(quote! { pub const #name: RefusalCode = RefusalCode { code: #code, status: #status }; })
+        })
+        .collect::<Result<Vec<_>, Problems>>()?;
     let kind_schemas = kind_schemas(document)?.into_iter().map(|(kind, schema)| {
         let schema = schema.to_string();
         quote!((#kind, #schema))
@@ -156,11 +178,23 @@ pub fn render_catalogue(
                 }
 
                 /// The code the stack refuses with when the offer was made on a state that has since moved.
-                pub fn stale_offer_code(self) -> Option<&'static str> {
+                pub fn stale_offer(self) -> Option<RefusalCode> {
                     match self {
-                        #(Action::#action_variants => #stale_offer_codes,)*
+                        #(Action::#action_variants => #stale_offers,)*
                     }
                 }
+            }
+
+            /// The consent argument a rehearsal answers and its act tool requires.
+            pub const OFFER_ARGUMENT: &str = #OFFER_ARGUMENT;
+            /// The action argument that asks the stack to rehearse rather than act.
+            pub const DRY_RUN_ARGUMENT: &str = #DRY_RUN_ARGUMENT;
+
+            /// Every refusal the core's registry names, under its name there.
+            #[allow(dead_code)]
+            pub mod refusals {
+                use super::RefusalCode;
+                #(#refusals)*
             }
 
             /// Every kind's envelope as the core's contract declares it, as JSON Schema text.
@@ -450,4 +484,38 @@ fn rust_file(file: &str, note: &str, items: TokenStream) -> Result<String, Probl
     let parsed = syn::parse2::<syn::File>(items)
         .map_err(|error| vec![format!("the generated {file} does not parse: {error}")])?;
     Ok(format!("// {note}\n\n{}", prettyplease::unparse(&parsed)))
+}
+
+/// The core's refusal registry (`x-lemonfiber-refusals`): each code with its HTTP status and the
+/// name the core gives it, in the registry's order.
+pub fn refusal_registry(document: &Value) -> Result<Vec<(String, u16, String)>, Problems> {
+    let Some(registry) = document
+        .get("x-lemonfiber-refusals")
+        .and_then(Value::as_object)
+    else {
+        return Err(vec![format!(
+            "{CONTRACT} has no x-lemonfiber-refusals registry"
+        )]);
+    };
+    let mut problems = Vec::new();
+    let mut refusals = Vec::new();
+    for (code, entry) in registry {
+        let status = entry
+            .get("status")
+            .and_then(Value::as_u64)
+            .and_then(|status| u16::try_from(status).ok())
+            .filter(|status| (400..600).contains(status));
+        let name = entry.get("name").and_then(Value::as_str);
+        match (status, name) {
+            (Some(status), Some(name)) => refusals.push((code.clone(), status, name.to_owned())),
+            _ => problems.push(format!(
+                "x-lemonfiber-refusals {code}: needs a status from 400 to 599 and a name"
+            )),
+        }
+    }
+    if problems.is_empty() {
+        Ok(refusals)
+    } else {
+        Err(problems)
+    }
 }

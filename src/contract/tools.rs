@@ -365,9 +365,23 @@ pub fn action_tools(
     let (body_type, arguments) = action_arguments(contract, path, post)?;
     let flags = action_flags(path, post, body_type)?;
     let operation_id = operation_id(path, post)?;
+    if flags.rehearsal {
+        let rehearses = arguments
+            .iter()
+            .any(|argument| argument.name == DRY_RUN_ARGUMENT);
+        let offered = flags
+            .consent
+            .iter()
+            .any(|consent| consent == OFFER_ARGUMENT);
+        if !rehearses || !offered {
+            return Err(vec![format!(
+                "{path}: a rehearsed action takes {DRY_RUN_ARGUMENT} and has {OFFER_ARGUMENT} among its consent arguments"
+            )]);
+        }
+    }
     let arguments: Vec<ContractParameter> = arguments
         .into_iter()
-        .filter(|argument| argument.name != "dry_run")
+        .filter(|argument| argument.name != DRY_RUN_ARGUMENT)
         .map(|mut argument| {
             argument.consent = flags.consent.contains(&argument.name);
             argument
@@ -401,7 +415,7 @@ pub fn action_tools(
         .into_iter()
         .filter(|argument| argument.consent)
         .map(|mut argument| {
-            if argument.name == "offer" {
+            if argument.name == OFFER_ARGUMENT {
                 argument.required = true;
             }
             argument

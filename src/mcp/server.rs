@@ -22,7 +22,7 @@ use crate::access::offer::{self, Offer};
 use crate::access::standing::{self, Position, SharedStanding};
 use crate::answer::outcome::{self, Answer, Handover};
 use crate::answer::sentences::{self, Via};
-use crate::catalogue::{self, Action, Audience, Operation, ToolSpec};
+use crate::catalogue::{self, Action, Audience, OFFER_ARGUMENT, Operation, ToolSpec};
 use crate::config::Conduct;
 use crate::stack::jobs;
 use crate::stack::parameters::Parameters;
@@ -369,7 +369,7 @@ impl LemonfiberServer {
                 idempotency_key: consent::fresh_idempotency_key(),
             });
         }
-        let offer = arguments.text("offer").unwrap_or_default();
+        let offer = arguments.text(OFFER_ARGUMENT).unwrap_or_default();
         let opened = self
             .common
             .seal
@@ -377,7 +377,7 @@ impl LemonfiberServer {
         self.common.seal.spend(&opened)?;
         let idempotency_key = Some(opened.idempotency_key());
         let mut body = opened.arguments;
-        body.insert("offer".to_owned(), Value::from(opened.stack_offer));
+        body.insert(OFFER_ARGUMENT.to_owned(), Value::from(opened.stack_offer));
         if let Some(confirm) = arguments.flag("confirm") {
             body.insert("confirm".to_owned(), Value::Bool(confirm));
         }
@@ -463,7 +463,7 @@ fn listed(position: &Position) -> Vec<Tool> {
 /// the server asks of an action before anything else. An offer of the wrong type is left to the
 /// argument check, which says so.
 fn lacks_an_offer(given: Option<&JsonObject>) -> bool {
-    match given.and_then(|given| given.get("offer")) {
+    match given.and_then(|given| given.get(OFFER_ARGUMENT)) {
         None | Some(Value::Null) => true,
         Some(Value::String(offer)) => offer.trim().is_empty(),
         Some(_) => false,
@@ -471,9 +471,7 @@ fn lacks_an_offer(given: Option<&JsonObject>) -> bool {
 }
 
 fn is_stale(action: Action, refusal: &Refusal) -> bool {
-    refusal.status == 400
-        && action.stale_offer_code().is_some()
-        && refusal.code() == action.stale_offer_code()
+    action.stale_offer().is_some_and(|stale| refusal.is(stale))
 }
 
 fn failure_name(failure: &Failure) -> &'static str {
