@@ -9,6 +9,11 @@ use serde_json::Value;
 
 include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
 
+// The generator's own definitions, so the catalogue it writes and the server agree.
+#[path = "contract/vocabulary.rs"]
+mod vocabulary;
+pub use vocabulary::{Audience, Shape};
+
 /// A refusal as the core's registry declares it: its code and the HTTP status it comes with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RefusalCode {
@@ -81,15 +86,6 @@ pub struct ParameterSpec {
     pub household: bool,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Shape {
-    Text,
-    TextList,
-    Flag,
-    /// A whole number, 0 or more.
-    Count,
-}
-
 /// What is wrong with one argument. Names the argument, never repeats its value.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ArgumentProblem {
@@ -110,13 +106,6 @@ pub enum Fault {
     TooMany,
     /// A value put into the request's path that is not one plain identifier.
     NotAnIdentifier,
-}
-
-/// Whose words a tool is described in: the operator's, or a household member's (F13-R3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Audience {
-    Operator,
-    Household,
 }
 
 pub fn find(name: &str) -> Option<&'static ToolSpec> {
@@ -255,97 +244,6 @@ pub enum Offered {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
-    use std::collections::BTreeSet;
-
-    /// F13-R2: walks the contract on its own terms and fails on any read or key-callable action
-    /// without a tool, any tool without words, and any tool for an action a key may not call.
-    #[test]
-    fn every_read_and_key_callable_action_has_a_described_tool_f13_r2() {
-        let contract: Value =
-            serde_json::from_str(include_str!("../contract/openapi.json")).expect("the contract");
-        let mut wanted = BTreeSet::new();
-        let mut forbidden = BTreeSet::new();
-        for (path, item) in contract["paths"].as_object().expect("paths") {
-            if item["get"]["tags"]
-                .as_array()
-                .is_some_and(|tags| tags.contains(&json!("read")))
-            {
-                wanted.insert(path.clone());
-                let tool = TOOLS.iter().find(|tool| {
-                    tool.capability == path && matches!(tool.operation, Operation::Read(_))
-                });
-                let tool = tool.unwrap_or_else(|| panic!("the read {path} has no tool"));
-                assert!(tool.resource.is_some(), "the read {path} has no resource");
-            }
-            let post = &item["post"];
-            let Some(action) = path.strip_prefix("/api/actions/") else {
-                continue;
-            };
-            let name = action.replace('-', "_");
-            match post["x-lemonfiber-key-callable"].as_bool() {
-                Some(true) => {
-                    assert!(
-                        find(&name).is_some(),
-                        "the key-callable action {action} has no tool"
-                    );
-                    if post["x-lemonfiber-rehearsal"] == json!(true) {
-                        assert!(
-                            find(&format!("rehearse_{name}")).is_some(),
-                            "{action} has no rehearsal tool"
-                        );
-                    }
-                }
-                _ => {
-                    forbidden.insert(name);
-                }
-            }
-        }
-        assert_eq!(wanted.len(), 39);
-        assert_eq!(forbidden.len(), 46);
-        for tool in TOOLS {
-            assert!(
-                !tool.title.trim().is_empty() && !tool.operator_words.trim().is_empty(),
-                "{} has no words",
-                tool.name
-            );
-            let schema = tool.input_schema(Audience::Operator);
-            let properties = schema["properties"].as_object().expect("properties");
-            assert_eq!(properties.len(), tool.parameters.len(), "{}", tool.name);
-            for (name, parameter) in properties {
-                let words = parameter["description"].as_str().unwrap_or_default();
-                assert!(
-                    !words.trim().is_empty(),
-                    "{} {name} has no words",
-                    tool.name
-                );
-            }
-            let action = tool.name.trim_start_matches("rehearse_");
-            assert!(
-                !forbidden.contains(action),
-                "{} is an action a key may not call",
-                tool.name
-            );
-        }
-    }
-
-    #[test]
-    fn every_tool_name_is_short_snake_case() {
-        for tool in TOOLS {
-            assert!(
-                tool.name.len() <= 64 && !tool.name.is_empty(),
-                "{}",
-                tool.name
-            );
-            assert!(
-                tool.name
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_'),
-                "{}",
-                tool.name
-            );
-        }
-    }
 
     #[test]
     fn templates_match_their_uris_and_nothing_else() {

@@ -2,7 +2,7 @@
 //! command line (where other users of the machine can read it), and there is no password setting.
 
 use std::net::{IpAddr, SocketAddr};
-use std::num::NonZeroU32;
+use std::num::{NonZeroU32, NonZeroU64, NonZeroUsize};
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -216,33 +216,40 @@ pub struct Limits {
     /// Requests a minute one key may make.
     pub per_minute: NonZeroU32,
     /// Requests one key may have under way at once.
-    pub at_once: u64,
+    pub at_once: NonZeroUsize,
     /// Sessions open at once, over every key.
-    pub sessions: u64,
+    pub sessions: NonZeroUsize,
     /// Sessions one key may hold open at once.
-    pub key_sessions: u64,
+    pub key_sessions: NonZeroUsize,
     /// Requests a minute one peer address may make.
     pub peer_per_minute: NonZeroU32,
     /// Keys a minute one peer address may bring that the server has not yet seen accepted.
     pub peer_new_keys_per_minute: NonZeroU32,
     /// Requests under way at once, over everyone.
-    pub under_way: u64,
+    pub under_way: NonZeroUsize,
 }
 
 impl Limits {
     pub const DEFAULT: Limits = Limits {
         per_minute: a_minute(240),
-        at_once: 8,
-        sessions: 256,
-        key_sessions: 16,
+        at_once: at_once(8),
+        sessions: at_once(256),
+        key_sessions: at_once(16),
         peer_per_minute: a_minute(600),
         peer_new_keys_per_minute: a_minute(10),
-        under_way: 128,
+        under_way: at_once(128),
     };
 }
 
 /// A default rate, written as a number: none of them is zero, so the fallback is never taken,
 /// and it would still let one through a minute rather than none.
+const fn at_once(count: usize) -> NonZeroUsize {
+    match NonZeroUsize::new(count) {
+        Some(count) => count,
+        None => NonZeroUsize::MIN,
+    }
+}
+
 const fn a_minute(count: u32) -> NonZeroU32 {
     match NonZeroU32::new(count) {
         Some(count) => count,
@@ -305,18 +312,23 @@ pub fn http_settings(
         origins: set(ORIGINS).map(list),
         conduct: conduct(&set)?,
         limits: Limits {
-            per_minute: rate(&set, RATE, Limits::DEFAULT.per_minute, 100_000)?,
-            at_once: number(&set, AT_ONCE, Limits::DEFAULT.at_once, 1, 1_000)?,
-            sessions: number(&set, SESSIONS, Limits::DEFAULT.sessions, 1, 100_000)?,
-            key_sessions: number(&set, KEY_SESSIONS, Limits::DEFAULT.key_sessions, 1, 10_000)?,
-            peer_per_minute: rate(&set, PEER_RATE, Limits::DEFAULT.peer_per_minute, 1_000_000)?,
-            peer_new_keys_per_minute: rate(
+            per_minute: at_least_one(&set, RATE, Limits::DEFAULT.per_minute, 100_000)?,
+            at_once: at_least_one(&set, AT_ONCE, Limits::DEFAULT.at_once, 1_000)?,
+            sessions: at_least_one(&set, SESSIONS, Limits::DEFAULT.sessions, 100_000)?,
+            key_sessions: at_least_one(&set, KEY_SESSIONS, Limits::DEFAULT.key_sessions, 10_000)?,
+            peer_per_minute: at_least_one(
+                &set,
+                PEER_RATE,
+                Limits::DEFAULT.peer_per_minute,
+                1_000_000,
+            )?,
+            peer_new_keys_per_minute: at_least_one(
                 &set,
                 PEER_NEW_KEYS,
                 Limits::DEFAULT.peer_new_keys_per_minute,
                 1_000_000,
             )?,
-            under_way: number(&set, UNDER_WAY, Limits::DEFAULT.under_way, 1, 100_000)?,
+            under_way: at_least_one(&set, UNDER_WAY, Limits::DEFAULT.under_way, 100_000)?,
         },
     })
 }
@@ -339,19 +351,22 @@ fn number(
     }
 }
 
-/// A number of times a minute, from one to `most`: never zero, so that a limit always lets
-/// something through.
-fn rate(
+/// A limit from one to `most` (times a minute, or things at once): never zero, so that a limit
+/// always lets something through.
+fn at_least_one<N>(
     set: &impl Fn(&str) -> Option<String>,
     name: &'static str,
-    default: NonZeroU32,
+    default: N,
     most: u32,
-) -> Result<NonZeroU32, ConfigError> {
+) -> Result<N, ConfigError>
+where
+    N: TryFrom<NonZeroU64> + TryInto<NonZeroU64>,
+{
     let most = u64::from(most);
-    let count = number(set, name, u64::from(default.get()), 1, most)?;
-    u32::try_from(count)
-        .ok()
-        .and_then(NonZeroU32::new)
+    let default = default.try_into().map_or(most, NonZeroU64::get);
+    let count = number(set, name, default, 1, most)?;
+    NonZeroU64::new(count)
+        .and_then(|count| N::try_from(count).ok())
         .ok_or(ConfigError::BadNumber(name, 1, most))
 }
 
@@ -575,7 +590,7 @@ mod tests {
         .expect("settings");
         assert_eq!(settings.names, vec!["mcp.home.arpa", "192.168.1.4"]);
         assert_eq!(settings.limits, Limits::DEFAULT);
-        assert_eq!(Limits::DEFAULT.key_sessions, 16);
+        assert_eq!(Limits::DEFAULT.key_sessions.get(), 16);
     }
 
     #[test]

@@ -19,6 +19,8 @@ mod naming;
 mod render;
 #[path = "contract/tools.rs"]
 mod tools;
+#[path = "contract/vocabulary.rs"]
+mod vocabulary;
 #[path = "contract/words.rs"]
 mod words;
 
@@ -37,6 +39,7 @@ pub use render::*;
 pub use serde::Deserialize;
 pub use serde_json::{Map, Value, json};
 pub use tools::*;
+pub use vocabulary::*;
 pub use words::*;
 
 pub const CONTRACT: &str = "contract/openapi.json";

@@ -195,6 +195,24 @@ fn a_key_callable_action_with_a_rehearsal_becomes_two_tools_with_its_flags() {
     );
 }
 
+/// F13-R2: an action a key may not call is no tool, however it is described.
+#[test]
+fn an_action_a_key_may_not_call_is_no_tool() {
+    let contract = contract_with(json!({
+        "/api/actions/restart": {"post": {
+            "operationId": "act_restart", "tags": ["action"],
+            "requestBody": {"required": true, "content": {"application/json": {"schema": {"$ref": "#/components/schemas/RestartArguments"}}}},
+            "x-lemonfiber-key-callable": false, "x-lemonfiber-disturbs": true, "x-lemonfiber-rehearsal": true,
+            "x-lemonfiber-idempotent": true, "x-lemonfiber-stale-offer": "LIFE-10", "x-lemonfiber-consent": ["offer"]
+        }}
+    }));
+    let generated = contract::generate(&contract, &words_with(""))
+        .unwrap_or_else(|problems| panic!("{problems:#?}"));
+    assert!(!generated.catalogue.contains(r#"name: "restart""#));
+    assert!(!generated.catalogue.contains("rehearse_restart"));
+    assert!(generated.catalogue.contains(r#"name: "read_status""#));
+}
+
 #[test]
 fn the_catalogue_is_a_rust_file_holding_each_tool() {
     let generated = contract::generate(&contract_with(json!({})), &words_with(""))

@@ -28,7 +28,10 @@ pub fn read_answer_schemas(
     else {
         return Ok(None);
     };
-    answer_schemas(document, answer, path).map(Some)
+    Ok(Some(AnswerSchemas {
+        strict: answer_schema(document, answer, path, false)?,
+        published: answer_schema(document, answer, path, true)?,
+    }))
 }
 
 /// Every kind's envelope the contract renders from the core's schemas, by kind name.
@@ -49,17 +52,19 @@ pub fn kind_schemas(document: &Value) -> Result<Vec<(String, Value)>, Problems> 
         let answer = json!({"$ref": format!("{SCHEMA_PREFIX}{name}")});
         kinds.push((
             kind.to_owned(),
-            answer_schemas(document, &answer, name)?.strict,
+            answer_schema(document, &answer, name, false)?,
         ));
     }
     Ok(kinds)
 }
 
-pub fn answer_schemas(
+/// The JSON Schema of an answer: as the core declares it, or `relaxed` as a tool publishes it.
+pub fn answer_schema(
     document: &Value,
     answer: &Value,
     path: &str,
-) -> Result<AnswerSchemas, Problems> {
+    relaxed: bool,
+) -> Result<Value, Problems> {
     let mut reached = std::collections::BTreeSet::new();
     let mut pending = schema_names_in(answer);
     while let Some(name) = pending.pop() {
@@ -74,25 +79,24 @@ pub fn answer_schemas(
             pending.extend(schema_names_in(schema));
         }
     }
-    let schema = |relaxed: bool| {
-        let defs: Map<String, Value> = reached
-            .iter()
-            .map(|name| {
-                let schema = &document["components"]["schemas"][name.as_str()];
-                (name.clone(), json_schema(schema, relaxed))
-            })
-            .collect();
-        let mut root = Map::new();
+    let defs: Map<String, Value> = reached
+        .iter()
+        .map(|name| {
+            let schema = &document["components"]["schemas"][name.as_str()];
+            (name.clone(), json_schema(schema, relaxed))
+        })
+        .collect();
+    let mut root = Map::new();
+    root.insert(
+        "$schema".into(),
+        json!("https://json-schema.org/draft/2020-12/schema"),
+    );
+    root.insert("type".into(), json!("object"));
+    if let Value::Object(answer) = json_schema(answer, relaxed) {
+        root.extend(answer);
+    }
+    if relaxed {
         root.insert(
-            "$schema".into(),
-            json!("https://json-schema.org/draft/2020-12/schema"),
-        );
-        root.insert("type".into(), json!("object"));
-        if let Value::Object(answer) = json_schema(answer, relaxed) {
-            root.extend(answer);
-        }
-        if relaxed {
-            root.insert(
                 "properties".into(),
                 json!({"left_out": {
                     "description": "What the server left out to keep the result within its limit: whole array items and fields, and their size in bytes.",
@@ -100,14 +104,9 @@ pub fn answer_schemas(
                     "properties": {"items": {"type": "integer", "minimum": 0}, "bytes": {"type": "integer", "minimum": 0}}
                 }}),
             );
-        }
-        root.insert("$defs".into(), Value::Object(defs));
-        Value::Object(root)
-    };
-    Ok(AnswerSchemas {
-        strict: schema(false),
-        published: schema(true),
-    })
+    }
+    root.insert("$defs".into(), Value::Object(defs));
+    Ok(Value::Object(root))
 }
 
 /// The component schemas a schema refers to.

@@ -3,12 +3,6 @@
 
 use super::*;
 
-#[derive(Clone, Copy, PartialEq)]
-pub enum Audience {
-    Operator,
-    Household,
-}
-
 /// A tool's JSON input schema, in the words of its audience: a member is offered only the
 /// parameters the household words describe.
 pub fn input_schema(

@@ -40,15 +40,6 @@ pub struct ContractParameter {
     pub default: Option<serde_json::Value>,
 }
 
-#[derive(Clone, Copy)]
-pub enum Shape {
-    Text,
-    TextList,
-    Flag,
-    /// A whole number, 0 or more.
-    Count,
-}
-
 /// The flags an action carries in the contract's `x-lemonfiber-*` extensions.
 #[derive(Clone)]
 pub struct ActionFlags {

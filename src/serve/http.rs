@@ -95,9 +95,7 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
         checks,
         keys: KeyServices::new(settings.stack, mcp_config, common, limits, ends.clone()),
         peers: PeerAllowances::new(limits.peer_per_minute, limits.peer_new_keys_per_minute),
-        under_way: Arc::new(Semaphore::new(
-            usize::try_from(limits.under_way).unwrap_or(usize::MAX),
-        )),
+        under_way: Arc::new(Semaphore::new(limits.under_way.get())),
     });
     let router = Router::new()
         .route("/health", get(health))

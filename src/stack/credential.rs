@@ -1,7 +1,5 @@
 //! The integration key, kept so that it can only ever leave in the `X-Lemonfiber-Token` header.
 
-use std::fmt;
-
 use secrecy::{ExposeSecret, SecretString};
 use sha2::{Digest, Sha256};
 
@@ -18,26 +16,16 @@ const KEY_MAX_HEX: usize = 256;
 pub struct Key(SecretString);
 
 /// Why text is not an integration key. It never repeats the text.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
+    #[error("the key is empty")]
     Empty,
+    #[error(
+        "that is not an integration key (one starts with {KEY_PREFIX} followed by lower-case hex); \
+         make one on the stack for this assistant"
+    )]
     NotAnIntegrationKey,
 }
-
-impl fmt::Display for KeyError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            KeyError::Empty => f.write_str("the key is empty"),
-            KeyError::NotAnIntegrationKey => write!(
-                f,
-                "that is not an integration key (one starts with {KEY_PREFIX} followed by lower-case hex); \
-                 make one on the stack for this assistant"
-            ),
-        }
-    }
-}
-
-impl std::error::Error for KeyError {}
 
 impl Key {
     /// Reads a key, ignoring the surrounding white space a key file usually ends with.

@@ -117,9 +117,7 @@ impl KeyServices {
             accepted: ByDigest::new(KEYS_KEPT),
             refused: RefusedKeys::default(),
             checking: Mutex::new(HashMap::new()),
-            sessions: Arc::new(Semaphore::new(
-                usize::try_from(limits.sessions).unwrap_or(usize::MAX),
-            )),
+            sessions: Arc::new(Semaphore::new(limits.sessions.get())),
             stack,
             mcp_config,
             common,
@@ -226,15 +224,14 @@ impl KeyServices {
             sessions.clone(),
             config,
         );
-        let count = |limit: u64| usize::try_from(limit).unwrap_or(usize::MAX);
         KeyService {
             service,
             sessions,
             standing,
             ends,
             rate: Allowance::full(self.limits.per_minute),
-            at_once: Arc::new(Semaphore::new(count(self.limits.at_once))),
-            session_permits: Arc::new(Semaphore::new(count(self.limits.key_sessions))),
+            at_once: Arc::new(Semaphore::new(self.limits.at_once.get())),
+            session_permits: Arc::new(Semaphore::new(self.limits.key_sessions.get())),
         }
     }
 

@@ -1,0 +1,19 @@
+//! Words the generator and the running server share, defined once: loaded by path into both, so
+//! what the build writes (`Shape::Text`, `Audience::Household`) names these very types.
+
+/// What a tool's parameter takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Text,
+    TextList,
+    Flag,
+    /// A whole number, 0 or more.
+    Count,
+}
+
+/// Whose words a tool is described in: the operator's, or a household member's (F13-R3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    Operator,
+    Household,
+}
