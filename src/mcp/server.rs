@@ -13,7 +13,7 @@ use rmcp::model::{
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
-use serde_json::Value;
+use serde_json::{Value, json};
 
 use super::arguments;
 use super::audit::{self, Decision};
@@ -58,8 +58,10 @@ const KNOWN_METHODS: [&str; 21] = {
     ]
 };
 
-/// The protocol versions served, over either transport: from 2025-06-18 on.
-pub const PROTOCOL_VERSIONS: [ProtocolVersion; 3] = [
+/// The protocol versions served, over either transport: from 2025-03-26 on, which assistants in
+/// the field (provider-hosted ones among them) still speak.
+pub const PROTOCOL_VERSIONS: [ProtocolVersion; 4] = [
+    ProtocolVersion::V_2025_03_26,
     ProtocolVersion::V_2025_06_18,
     ProtocolVersion::V_2025_11_25,
     ProtocolVersion::V_2026_07_28,
@@ -81,6 +83,13 @@ pub struct LemonfiberServer {
 }
 
 /// What one call came to: the answer, and what the audit line says of it.
+/// How a call was decided, beside the answer it framed.
+#[derive(Clone, Copy)]
+struct Decided {
+    decision: Decision,
+    status: Option<u16>,
+}
+
 struct Ran {
     answer: Answer,
     decision: Decision,
@@ -178,14 +187,15 @@ impl LemonfiberServer {
         position
     }
 
-    /// Runs one tool and hands its answer over, with an audit line of what happened.
+    /// Runs one tool and hands its answer over, with an audit line of what happened and how it
+    /// was decided.
     async fn call(
         &self,
         tool: &'static ToolSpec,
         given: Option<JsonObject>,
         event: &'static str,
         peer: &Peer<RoleServer>,
-    ) -> outcome::Framed {
+    ) -> (outcome::Framed, Decided) {
         let started = Instant::now();
         let ran = self.run(tool, given, peer).await;
         audit::record(&audit::Entry {
@@ -201,11 +211,16 @@ impl LemonfiberServer {
             Operation::Read(_) => tool.narrowing(ran.audience),
             _ => Vec::new(),
         };
-        ran.answer.framed(&Handover {
+        let decided = Decided {
+            decision: ran.decision,
+            status: ran.status,
+        };
+        let framed = ran.answer.framed(&Handover {
             result_limit: self.common.conduct.result_limit,
             withheld: self.stack.withheld(),
             narrowing: &narrowing,
-        })
+        });
+        (framed, decided)
     }
 
     /// Runs one tool: where the server stands, the offer, the arguments, then the stack. Nothing
@@ -474,6 +489,45 @@ fn is_stale(action: Action, refusal: &Refusal) -> bool {
     action.stale_offer().is_some_and(|stale| refusal.is(stale))
 }
 
+/// A resource read that came to an error, in the codes of the protocol version spoken: what was
+/// not offered to the key, or asked with a value the read does not take, is the caller's to
+/// change (invalid params); what the stack says is not there is a resource not found (from
+/// 2026-07-28 an invalid-params error naming the resource); anything else is the server's.
+fn resource_error(
+    uri: &str,
+    sentence: String,
+    decided: Decided,
+    version: Option<ProtocolVersion>,
+) -> McpError {
+    let named = Some(json!({ "uri": uri }));
+    match decided {
+        Decided {
+            decision: Decision::NotOffered | Decision::RefusedBeforeStack("arguments"),
+            ..
+        } => McpError::invalid_params(sentence, named),
+        Decided {
+            status: Some(404), ..
+        } => resource_not_found(uri, sentence, version),
+        _ => McpError::internal_error(sentence, None),
+    }
+}
+
+/// No resource at `uri`: `-32002` up to 2025-11-25, an invalid-params error from 2026-07-28;
+/// either way naming the resource.
+fn resource_not_found(
+    uri: &str,
+    sentence: impl Into<Cow<'static, str>>,
+    version: Option<ProtocolVersion>,
+) -> McpError {
+    let named = Some(json!({ "uri": uri }));
+    match version {
+        Some(version) if version >= ProtocolVersion::V_2026_07_28 => {
+            McpError::invalid_params(sentence, named)
+        }
+        _ => McpError::resource_not_found(sentence, named),
+    }
+}
+
 fn failure_name(failure: &Failure) -> &'static str {
     match failure {
         Failure::PinMismatch => "pin mismatch",
@@ -545,7 +599,7 @@ impl ServerHandler for LemonfiberServer {
             return Err(McpError::invalid_params(sentences::no_such_tool(), None));
         };
         let uri = tool.resource.unwrap_or_default();
-        let framed = self
+        let (framed, _) = self
             .call(tool, request.arguments, "tool", &context.peer)
             .await;
         Ok(framed.into_tool_result(uri).into())
@@ -584,18 +638,24 @@ impl ServerHandler for LemonfiberServer {
         let found =
             catalogue::reads().find_map(|tool| Some((tool, tool.match_resource(&request.uri)?)));
         let Some((tool, path_values)) = found else {
-            return Err(McpError::resource_not_found(
+            return Err(resource_not_found(
+                &request.uri,
                 sentences::no_such_resource(),
-                None,
+                context.protocol_version(),
             ));
         };
-        let framed = self
+        let (framed, decided) = self
             .call(tool, Some(path_values), "resource", &context.peer)
             .await;
         // An error carries the server's sentence only: JSON-RPC errors are logged by clients
         // and proxies, where the stack's data must not go.
         if framed.is_error {
-            return Err(McpError::internal_error(framed.sentence, None));
+            return Err(resource_error(
+                &request.uri,
+                framed.sentence,
+                decided,
+                context.protocol_version(),
+            ));
         }
         Ok(ReadResourceResult::new(framed.into_resource_contents(&request.uri)).into())
     }

@@ -8,11 +8,14 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use rmcp::model::{CallToolRequestParams, CallToolResult, JsonObject};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResult, ClientConfig, JsonObject, ProtocolVersion,
+};
 use rmcp::service::NotificationContext;
 use rmcp::service::RunningService;
+use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::TokioChildProcess;
-use rmcp::{ClientHandler, RoleClient, ServiceExt};
+use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
 use tokio::io::AsyncReadExt;
 use tokio::process::Command;
@@ -33,6 +36,8 @@ pub struct Stdio {
 pub struct Watcher {
     tools_changed: Arc<AtomicUsize>,
     noticed: Arc<Notify>,
+    /// The version it asks for in `initialize`, when not the library's own choice.
+    speaks: Option<ProtocolVersion>,
 }
 
 impl Watcher {
@@ -60,6 +65,20 @@ impl ClientHandler for Watcher {
         self.tools_changed.fetch_add(1, Ordering::SeqCst);
         self.noticed.notify_one();
     }
+
+    fn get_info(&self) -> ClientConfig {
+        match &self.speaks {
+            Some(version) => ClientConfig::default().with_protocol_version(version.clone()),
+            None => ClientConfig::default(),
+        }
+    }
+}
+
+/// How the client opens its connection: `initialize` asking for a version, or (from 2026-07-28)
+/// `server/discover`.
+pub enum Opening {
+    Initialize(ProtocolVersion),
+    Discover,
 }
 
 impl Stdio {
@@ -70,6 +89,15 @@ impl Stdio {
     }
 
     pub async fn start_binary(binary: &Path, env: &[(&str, &str)]) -> Stdio {
+        Self::start_opening(binary, env, None).await
+    }
+
+    /// Starts the server as `start` does, with a client that opens as `opening` says.
+    pub async fn start_speaking(env: &[(&str, &str)], opening: Opening) -> Stdio {
+        Self::start_opening(Path::new(BINARY), env, Some(opening)).await
+    }
+
+    async fn start_opening(binary: &Path, env: &[(&str, &str)], opening: Option<Opening>) -> Stdio {
         let mut command = Command::new(binary);
         command
             .arg("stdio")
@@ -98,10 +126,23 @@ impl Stdio {
                 }
             });
         }
-        let watcher = Watcher::default();
+        let (speaks, lifecycle) = match opening {
+            None => (None, ClientLifecycleMode::Initialize),
+            Some(Opening::Initialize(version)) => (Some(version), ClientLifecycleMode::Initialize),
+            Some(Opening::Discover) => (
+                None,
+                ClientLifecycleMode::Discover {
+                    preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+                },
+            ),
+        };
+        let watcher = Watcher {
+            speaks,
+            ..Watcher::default()
+        };
         let client = watcher
             .clone()
-            .serve(transport)
+            .serve_with_lifecycle(transport, lifecycle)
             .await
             .expect("the MCP session starts");
         Stdio {

@@ -1,0 +1,167 @@
+//! Each protocol version as its clients expect it (issue 11): the error codes a resource read
+//! comes to, and 2025-03-26, which assistants in the field still speak, over stdio and HTTPS.
+
+// Test code stops at the first surprise, and reaches the server and the stack as any client would.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_types,
+    clippy::disallowed_methods
+)]
+
+#[path = "support/demo.rs"]
+mod demo;
+#[path = "support/http_server.rs"]
+mod http_server;
+#[path = "support/https.rs"]
+mod https;
+#[path = "support/mcp.rs"]
+mod mcp;
+
+use demo::DemoStack;
+use http_server::http_server;
+use https::messages;
+use mcp::{Opening, Stdio, text_of};
+use rmcp::ServiceError;
+use rmcp::model::{ErrorCode, ProtocolVersion};
+use serde_json::{Value, json};
+
+async fn speaking(demo: &DemoStack, key_file: &str, opening: Opening) -> Stdio {
+    Stdio::start_speaking(
+        &[
+            ("LEMONFIBER_ADDRESS", &demo.address),
+            ("LEMONFIBER_PIN", &demo.pin),
+            ("LEMONFIBER_KEY_FILE", key_file),
+        ],
+        opening,
+    )
+    .await
+}
+
+/// The JSON-RPC error a resource read came to: its code and its data.
+async fn read_error(server: &Stdio, uri: &str) -> (ErrorCode, Option<Value>) {
+    match server.read(uri).await {
+        Err(ServiceError::McpError(error)) => (error.code, error.data),
+        other => panic!("{uri}: a JSON-RPC error, not {other:?}"),
+    }
+}
+
+#[tokio::test]
+async fn a_resource_read_that_fails_gets_the_code_of_the_version_spoken() {
+    let demo = DemoStack::start().await;
+    let missing = "lemonfiber://read/held/ttl-no-such-title";
+    let nowhere = "lemonfiber://read/nothing-here";
+
+    // 2025-11-25: what the stack says is not there, and what no read serves, is -32002.
+    let legacy = speaking(
+        &demo,
+        &demo.read_key_file,
+        Opening::Initialize(ProtocolVersion::V_2025_11_25),
+    )
+    .await;
+    for uri in [missing, nowhere] {
+        assert_eq!(
+            read_error(&legacy, uri).await,
+            (ErrorCode::RESOURCE_NOT_FOUND, Some(json!({"uri": uri}))),
+            "{uri}"
+        );
+    }
+
+    // 2026-07-28: an invalid-params error naming the resource.
+    let current = speaking(&demo, &demo.read_key_file, Opening::Discover).await;
+    for uri in [missing, nowhere] {
+        assert_eq!(
+            read_error(&current, uri).await,
+            (ErrorCode::INVALID_PARAMS, Some(json!({"uri": uri}))),
+            "{uri}"
+        );
+    }
+
+    // A resource the key is not offered is the caller's to change, on every version: never an
+    // internal error.
+    let not_offered = "lemonfiber://read/status";
+    for opening in [
+        Opening::Initialize(ProtocolVersion::V_2025_11_25),
+        Opening::Discover,
+    ] {
+        let member = speaking(&demo, &demo.member_key_file, opening).await;
+        assert_eq!(
+            read_error(&member, not_offered).await,
+            (ErrorCode::INVALID_PARAMS, Some(json!({"uri": not_offered})))
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_2025_03_26_client_lists_and_calls_tools_over_stdio() {
+    let demo = DemoStack::start().await;
+    let server = speaking(
+        &demo,
+        &demo.read_key_file,
+        Opening::Initialize(ProtocolVersion::V_2025_03_26),
+    )
+    .await;
+    let negotiated = server
+        .client
+        .peer_info()
+        .expect("the server answered initialize")
+        .protocol_version
+        .clone();
+    assert_eq!(negotiated, ProtocolVersion::V_2025_03_26);
+    let tools = server.client.list_all_tools().await.expect("tools/list");
+    assert!(tools.iter().any(|tool| tool.name == "read_status"));
+    let status = server.call("read_status", json!({})).await;
+    assert_eq!(status.is_error, Some(false), "{}", text_of(&status));
+}
+
+#[tokio::test]
+async fn a_2025_03_26_client_lists_and_calls_tools_over_https() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let key = demo.key(&demo.read_key_file);
+    let opened = server
+        .post(
+            Some(&key),
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"protocolVersion": "2025-03-26", "capabilities": {},
+                               "clientInfo": {"name": "an older client", "version": "1"}}}),
+        )
+        .send()
+        .await
+        .expect("initialize");
+    assert_eq!(opened.status(), reqwest::StatusCode::OK);
+    let session = opened
+        .headers()
+        .get("mcp-session-id")
+        .expect("a session")
+        .to_str()
+        .expect("text")
+        .to_owned();
+    let answer = messages(&opened.text().await.expect("a body"));
+    assert_eq!(answer[0]["result"]["protocolVersion"], "2025-03-26");
+
+    let send = |body: Value| {
+        server
+            .post(Some(&key), &body)
+            .header("mcp-session-id", &session)
+            .header("mcp-protocol-version", "2025-03-26")
+            .send()
+    };
+    let initialized = send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}))
+        .await
+        .expect("initialized");
+    assert_eq!(initialized.status(), reqwest::StatusCode::ACCEPTED);
+    let listed = send(json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}))
+        .await
+        .expect("tools/list");
+    assert_eq!(listed.status(), reqwest::StatusCode::OK);
+    let listed = messages(&listed.text().await.expect("a body"));
+    let tools = listed[0]["result"]["tools"].as_array().expect("tools");
+    assert!(tools.iter().any(|tool| tool["name"] == "read_status"));
+    let called = send(http_server::call(3, "read_status", json!({})))
+        .await
+        .expect("tools/call");
+    let called = messages(&called.text().await.expect("a body"));
+    assert_eq!(called[0]["result"]["isError"], false, "{called:?}");
+}
