@@ -165,3 +165,29 @@ async fn a_2025_03_26_client_lists_and_calls_tools_over_https() {
     let called = messages(&called.text().await.expect("a body"));
     assert_eq!(called[0]["result"]["isError"], false, "{called:?}");
 }
+
+#[tokio::test]
+async fn an_unsupported_version_over_https_is_answered_as_json_rpc_with_the_supported_list() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let key = demo.key(&demo.read_key_file);
+    let answered = server
+        .post(
+            Some(&key),
+            &json!({"jsonrpc": "2.0", "id": 41, "method": "tools/list"}),
+        )
+        .header("mcp-protocol-version", "1999-01-01")
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(answered.status(), reqwest::StatusCode::BAD_REQUEST);
+    let body: Value = answered.json().await.expect("JSON");
+    assert_eq!(body["jsonrpc"], "2.0");
+    assert_eq!(body["id"], 41);
+    assert_eq!(body["error"]["code"], -32022);
+    assert_eq!(body["error"]["data"]["requested"], "1999-01-01");
+    assert_eq!(
+        body["error"]["data"]["supported"],
+        json!(["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
+    );
+}

@@ -230,7 +230,10 @@ async fn mcp(
         );
     }
     if let Err(refused) = app.checks.check(request.uri(), request.headers()) {
-        return refused.into_response();
+        return match refused.unsupported_version {
+            Some(requested) => answer_unsupported_version(request, &requested).await,
+            None => refused.into_response(),
+        };
     }
     let key = match guard::bearer(request.headers()) {
         Ok(key) => key,
@@ -306,30 +309,47 @@ async fn mcp(
     }
 }
 
-/// A POST: one JSON-RPC message, within the cap, that opens a session only with the permits it
-/// would hold.
-async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> Response {
-    let (parts, body) = request.into_parts();
+/// A request naming a protocol version this server does not speak, answered as JSON-RPC: to the
+/// id its body gives, if it is a message with one.
+async fn answer_unsupported_version(request: Request, requested: &str) -> Response {
+    let id = match read_body(request.into_body()).await {
+        Ok(bytes) => serde_json::from_slice::<serde_json::Value>(&bytes)
+            .ok()
+            .and_then(|message| message.get("id").cloned())
+            .unwrap_or_default(),
+        Err(refused) => return refused,
+    };
+    guard::unsupported_version(id, requested)
+}
+
+/// A request's whole body, within the cap and in time.
+async fn read_body(body: Body) -> Result<bytes::Bytes, Response> {
     let read = tokio::time::timeout(
         BODY_TIMEOUT,
         axum::body::to_bytes(body, guard::BODY_LIMIT as usize),
     );
-    let bytes = match read.await {
-        Ok(Ok(bytes)) => bytes,
-        Ok(Err(_)) => {
-            return refusal(
-                StatusCode::PAYLOAD_TOO_LARGE,
-                "payload_too_large",
-                "The request body is larger than 4 MiB.",
-            );
-        }
-        Err(_) => {
-            return refusal(
-                StatusCode::REQUEST_TIMEOUT,
-                "request_timeout",
-                "The request body took too long to arrive.",
-            );
-        }
+    match read.await {
+        Ok(Ok(bytes)) => Ok(bytes),
+        Ok(Err(_)) => Err(refusal(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            "payload_too_large",
+            "The request body is larger than 4 MiB.",
+        )),
+        Err(_) => Err(refusal(
+            StatusCode::REQUEST_TIMEOUT,
+            "request_timeout",
+            "The request body took too long to arrive.",
+        )),
+    }
+}
+
+/// A POST: one JSON-RPC message, within the cap, that opens a session only with the permits it
+/// would hold.
+async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> Response {
+    let (parts, body) = request.into_parts();
+    let bytes = match read_body(body).await {
+        Ok(bytes) => bytes,
+        Err(refused) => return refused,
     };
     let message = match jsonrpc::check(&bytes) {
         Ok(message) => message,

@@ -10,7 +10,7 @@
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
-use serde_json::json;
+use serde_json::{Value, json};
 
 use crate::mcp::server::PROTOCOL_VERSIONS;
 use crate::stack::credential::Key;
@@ -37,6 +37,9 @@ pub struct Refused {
     description: String,
     /// The `WWW-Authenticate` challenge, for a request without a usable key.
     challenge: Option<String>,
+    /// The protocol version the request named, when this server does not speak it: answered as
+    /// JSON-RPC answers it (`-32022`), to the request's id, once its body is read.
+    pub unsupported_version: Option<String>,
 }
 
 impl Refused {
@@ -46,8 +49,26 @@ impl Refused {
             error,
             description: description.into(),
             challenge: None,
+            unsupported_version: None,
         }
     }
+}
+
+/// The JSON-RPC answer to a request (of this `id`) that named a protocol version this server does
+/// not speak: the error stdio gives, `-32022` with the version requested and those supported.
+pub fn unsupported_version(id: Value, requested: &str) -> Response {
+    // The library's own constructor makes the very error stdio answers; a version is read from
+    // any text, so this cannot fail but for the type's sake.
+    let requested = serde_json::from_value(Value::from(requested))
+        .unwrap_or(rmcp::model::ProtocolVersion::V_2024_11_05);
+    let error = rmcp::model::ErrorData::unsupported_protocol_version(requested, &PROTOCOL_VERSIONS);
+    let body = json!({"jsonrpc": "2.0", "id": id, "error": error});
+    (
+        StatusCode::BAD_REQUEST,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
 }
 
 impl IntoResponse for Refused {
@@ -192,11 +213,14 @@ impl Checks {
                     "Unsupported MCP-Protocol-Version; this server speaks {}.",
                     served.join(", ")
                 );
-                return Err(Refused::new(
-                    StatusCode::BAD_REQUEST,
-                    "unsupported_protocol_version",
-                    description,
-                ));
+                return Err(Refused {
+                    unsupported_version: Some(version.to_owned()),
+                    ..Refused::new(
+                        StatusCode::BAD_REQUEST,
+                        "unsupported_protocol_version",
+                        description,
+                    )
+                });
             }
         }
         let length = headers
