@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use tokio::sync::Mutex;
+use tokio::sync::{Mutex, broadcast};
 
 use super::offer::Offer;
 use crate::catalogue::refusals;
@@ -25,6 +25,19 @@ pub struct KeyStanding {
     failure: Option<Failure>,
     /// What was offered when last looked at, to tell when it changes.
     offered: Option<Vec<String>>,
+    /// Whoever listens for the offer to change: every `subscriptions/listen` of the key.
+    changes: Changes,
+}
+
+/// Tells each listener that a key's offer changed. A listener that falls behind hears once for
+/// all it missed, which says the same.
+#[derive(Debug)]
+struct Changes(broadcast::Sender<()>);
+
+impl Default for Changes {
+    fn default() -> Changes {
+        Changes(broadcast::channel(4).0)
+    }
 }
 
 /// Where the server stands, with what it offers meanwhile (the last known offer, if any).
@@ -115,14 +128,29 @@ impl KeyStanding {
         }
     }
 
-    /// Notes what is offered now; answers whether it differs from what was offered before.
+    /// Notes what is offered now; answers whether it differs from what was offered before, and
+    /// tells the listeners when it does.
     pub fn note_offered(&mut self, offered: Vec<String>) -> bool {
         let changed = self
             .offered
             .as_ref()
             .is_some_and(|before| *before != offered);
         self.offered = Some(offered);
+        if changed {
+            // No listener is no one to tell.
+            let _ = self.changes.0.send(());
+        }
         changed
+    }
+
+    /// Whether what is offered has been noted yet.
+    pub fn offer_noted(&self) -> bool {
+        self.offered.is_some()
+    }
+
+    /// Hears of each change to what the key is offered from now on.
+    pub fn listen(&self) -> broadcast::Receiver<()> {
+        self.changes.0.subscribe()
     }
 }
 

@@ -9,11 +9,13 @@ use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
     JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
     PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig, Tool,
+    ReadResourceResult, ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter,
+    Tool,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
+use tokio::sync::broadcast::error::RecvError;
 
 use super::arguments;
 use super::audit::{self, Decision};
@@ -161,18 +163,23 @@ impl LemonfiberServer {
     /// only happen when they are read.
     async fn position(&self, peer: &Peer<RoleServer>) -> Position {
         let mut standing = self.standing.lock().await;
-        if !standing.needs_reading() {
-            return standing.position();
+        let read_now = standing.needs_reading();
+        if read_now {
+            let read = self.stack.capabilities().await;
+            if let Err(failure) = &read {
+                tracing::info!(
+                    failure = failure_name(failure),
+                    "the stack's capabilities could not be read"
+                );
+            }
+            standing.record(read);
         }
-        let read = self.stack.capabilities().await;
-        if let Err(failure) = &read {
-            tracing::info!(
-                failure = failure_name(failure),
-                "the stack's capabilities could not be read"
-            );
-        }
-        standing.record(read);
         let position = standing.position();
+        // Capabilities read before any session (as the HTTP mode's key check reads them) are
+        // noted as offered the first time they are used, so a later change is told.
+        if !read_now && standing.offer_noted() {
+            return position;
+        }
         let offered = listed(&position)
             .iter()
             .map(|tool| format!("{}\n{:?}", tool.name, tool.description))
@@ -557,6 +564,42 @@ impl ServerHandler for LemonfiberServer {
                     .with_title("lemonfiber"),
             )
             .with_instructions(sentences::instructions())
+    }
+
+    /// From 2026-07-28 a client hears of changes on a `subscriptions/listen` stream: that the
+    /// tools or resources this key is offered changed. Resources are not watched one by one.
+    fn accepted_subscription_filter(
+        &self,
+        _requested: &SubscriptionFilter,
+    ) -> Option<SubscriptionFilter> {
+        let mut filter = SubscriptionFilter::new();
+        filter.tools_list_changed = Some(true);
+        filter.resources_list_changed = Some(true);
+        Some(filter)
+    }
+
+    /// Tells one listening client of each change to the key's offer until it stops listening.
+    async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        let mut changes = self.standing.lock().await.listen();
+        loop {
+            tokio::select! {
+                () = subscription.cancelled() => return Ok(()),
+                change = changes.recv() => match change {
+                    Ok(()) | Err(RecvError::Lagged(_)) => {}
+                    Err(RecvError::Closed) => return Ok(()),
+                },
+            }
+            let accepted = subscription.accepted();
+            if accepted.tools_list_changed == Some(true) {
+                let changed = ServerNotification::ToolListChangedNotification(Default::default());
+                let _ = subscription.sink().send(changed).await;
+            }
+            if accepted.resources_list_changed == Some(true) {
+                let changed =
+                    ServerNotification::ResourceListChangedNotification(Default::default());
+                let _ = subscription.sink().send(changed).await;
+            }
+        }
     }
 
     /// A request the protocol library did not recognise: a method of the protocol whose
