@@ -191,3 +191,63 @@ async fn an_unsupported_version_over_https_is_answered_as_json_rpc_with_the_supp
         json!(["2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"])
     );
 }
+
+/// Every event of an SSE body, as its raw lines.
+fn events(body: &str) -> Vec<String> {
+    body.split("\n\n")
+        .filter(|event| !event.trim().is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_2025_06_18_client_over_https_sees_no_priming_event() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let key = demo.key(&demo.read_key_file);
+    let opened = server
+        .post(
+            Some(&key),
+            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                               "clientInfo": {"name": "a 2025-06-18 client", "version": "1"}}}),
+        )
+        .send()
+        .await
+        .expect("initialize");
+    let session = opened
+        .headers()
+        .get("mcp-session-id")
+        .expect("a session")
+        .to_str()
+        .expect("text")
+        .to_owned();
+    let body = opened.text().await.expect("a body");
+    let listed = server
+        .post(
+            Some(&key),
+            &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        )
+        .header("mcp-session-id", &session)
+        .header("mcp-protocol-version", "2025-06-18")
+        .send()
+        .await
+        .expect("tools/list")
+        .text()
+        .await
+        .expect("a body");
+    for event in events(&body).iter().chain(&events(&listed)) {
+        let data: Vec<&str> = event
+            .lines()
+            .filter_map(|line| line.strip_prefix("data:"))
+            .map(str::trim)
+            .collect();
+        assert!(
+            !data.is_empty()
+                && data
+                    .iter()
+                    .all(|data| serde_json::from_str::<Value>(data).is_ok()),
+            "every event carries a JSON-RPC message: {event:?}"
+        );
+    }
+}
