@@ -162,6 +162,11 @@ pub fn acted(act: &str) -> String {
 
 /// Where a job stands, said after an act tool followed it (`act`, how long) or when the job tool
 /// asked (`None`).
+/// A progress note while an act's job is followed: the server's words only, never the stack's.
+pub fn job_in_progress(act: &str, waited_seconds: u64) -> String {
+    format!("The stack is still working on {act} ({waited_seconds} seconds so far).")
+}
+
 pub fn job_running(after: Option<(&str, u64)>) -> String {
     match after {
         Some((act, waited_seconds)) => format!(

@@ -8,14 +8,15 @@ use std::time::Instant;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
     JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
-    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter,
-    Tool,
+    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
+    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
+    ServerConfig, ServerNotification, SubscriptionFilter, Tool,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio::sync::broadcast::error::RecvError;
+use tokio_util::sync::CancellationToken;
 
 use super::arguments;
 use super::audit::{self, Decision};
@@ -85,6 +86,24 @@ pub struct LemonfiberServer {
 }
 
 /// What one call came to: the answer, and what the audit line says of it.
+/// Who a call is for: the client, the progress token it gave (if any), and whether it has
+/// cancelled the request.
+struct Caller {
+    peer: Peer<RoleServer>,
+    progress: Option<ProgressToken>,
+    cancelled: CancellationToken,
+}
+
+impl Caller {
+    fn of(context: &RequestContext<RoleServer>) -> Caller {
+        Caller {
+            peer: context.peer.clone(),
+            progress: context.meta.get_progress_token(),
+            cancelled: context.ct.clone(),
+        }
+    }
+}
+
 /// How a call was decided, beside the answer it framed.
 #[derive(Clone, Copy)]
 struct Decided {
@@ -201,10 +220,10 @@ impl LemonfiberServer {
         tool: &'static ToolSpec,
         given: Option<JsonObject>,
         event: &'static str,
-        peer: &Peer<RoleServer>,
+        caller: &Caller,
     ) -> (outcome::Framed, Decided) {
         let started = Instant::now();
-        let ran = self.run(tool, given, peer).await;
+        let ran = self.run(tool, given, caller).await;
         audit::record(&audit::Entry {
             key_digest: &self.stack.key_digest(),
             scope: ran.scope.word(),
@@ -237,9 +256,9 @@ impl LemonfiberServer {
         &self,
         tool: &'static ToolSpec,
         given: Option<JsonObject>,
-        peer: &Peer<RoleServer>,
+        caller: &Caller,
     ) -> Ran {
-        let offer = match self.position(peer).await {
+        let offer = match self.position(&caller.peer).await {
             Position::Refused(_) => {
                 return Ran::refused(outcome::key_refused(self.via), "key-refused");
             }
@@ -248,7 +267,7 @@ impl LemonfiberServer {
             }
             Position::Connected(offer) => offer,
         };
-        let ran = self.run_offered(tool, given, &offer, peer).await;
+        let ran = self.run_offered(tool, given, &offer, caller).await;
         Ran {
             scope: offer.scope(),
             audience: offer.audience,
@@ -261,7 +280,7 @@ impl LemonfiberServer {
         tool: &'static ToolSpec,
         given: Option<JsonObject>,
         offer: &Offer,
-        peer: &Peer<RoleServer>,
+        caller: &Caller,
     ) -> Ran {
         if tool.operation == Operation::Connection {
             return Ran::connected(offer);
@@ -289,7 +308,7 @@ impl LemonfiberServer {
                 .map(|reply| (reply.status, outcome::answer(tool.name, reply))),
             Operation::Rehearse(action) => self.rehearse(tool, action, &arguments).await,
             Operation::Act(action) => match self.consented(tool, action, &arguments) {
-                Ok(consented) => self.act(tool, action, consented).await,
+                Ok(consented) => self.act(tool, action, consented, caller).await,
                 Err(why) => {
                     let rehearsal = action.rehearsal_tool().unwrap_or(tool.name);
                     return Ran::refused(
@@ -319,7 +338,10 @@ impl LemonfiberServer {
                     _ => None,
                 };
                 let narrowing = tool.narrowing(offer.audience);
-                Ran::sent(self.failed(tool, failure, &narrowing, peer).await, status)
+                Ran::sent(
+                    self.failed(tool, failure, &narrowing, &caller.peer).await,
+                    status,
+                )
             }
         }
     }
@@ -416,6 +438,7 @@ impl LemonfiberServer {
         tool: &ToolSpec,
         action: Action,
         consented: Consented,
+        caller: &Caller,
     ) -> Result<(u16, Answer), Failure> {
         let Consented {
             body,
@@ -442,15 +465,48 @@ impl LemonfiberServer {
             "the stack took the action"
         );
         let status = reply.status;
-        Ok((status, self.follow(tool, reply).await))
+        Ok((status, self.follow(tool, reply, caller).await))
     }
 
-    async fn follow(&self, tool: &ToolSpec, reply: Reply) -> Answer {
+    /// Follows the job an action started, if it did, for as long as the settings say: telling a
+    /// caller that asked for progress each time it is still running, and stopping (the job goes
+    /// on) when the caller cancels its request.
+    async fn follow(&self, tool: &ToolSpec, reply: Reply, caller: &Caller) -> Answer {
         let Some(job) = jobs::started(&reply) else {
             return outcome::acted(tool.name, reply);
         };
         let started = Instant::now();
-        match jobs::follow(&self.stack, &job, self.common.conduct.job_wait).await {
+        let still_running = |looks: u32| {
+            let progress = caller.progress.clone().map(|token| {
+                let mut progress = ProgressNotificationParam::new(token, f64::from(looks));
+                progress.message = Some(sentences::job_in_progress(
+                    tool.name,
+                    started.elapsed().as_secs(),
+                ));
+                progress
+            });
+            let peer = caller.peer.clone();
+            async move {
+                if let Some(progress) = progress {
+                    let _ = peer.notify_progress(progress).await;
+                }
+            }
+        };
+        let followed = jobs::follow(
+            &self.stack,
+            &job,
+            self.common.conduct.job_wait,
+            &caller.cancelled,
+            still_running,
+        )
+        .await;
+        if caller.cancelled.is_cancelled() {
+            tracing::info!(
+                tool = tool.name,
+                "the request was cancelled: the job is no longer followed, and goes on"
+            );
+        }
+        match followed {
             Ok(state) => outcome::job(&job, state, Some((tool.name, started.elapsed()))),
             Err(failure) => {
                 tracing::info!(
@@ -643,7 +699,7 @@ impl ServerHandler for LemonfiberServer {
         };
         let uri = tool.resource.unwrap_or_default();
         let (framed, _) = self
-            .call(tool, request.arguments, "tool", &context.peer)
+            .call(tool, request.arguments, "tool", &Caller::of(&context))
             .await;
         Ok(framed.into_tool_result(uri).into())
     }
@@ -688,7 +744,7 @@ impl ServerHandler for LemonfiberServer {
             ));
         };
         let (framed, decided) = self
-            .call(tool, Some(path_values), "resource", &context.peer)
+            .call(tool, Some(path_values), "resource", &Caller::of(&context))
             .await;
         // An error carries the server's sentence only: JSON-RPC errors are logged by clients
         // and proxies, where the stack's data must not go.

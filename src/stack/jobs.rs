@@ -3,6 +3,7 @@
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use tokio_util::sync::CancellationToken;
 
 use super::{Body, Failure, Refusal, Reply, Stack};
 
@@ -55,18 +56,34 @@ pub async fn ask(stack: &Stack, job: &str) -> Result<(u16, JobState), Failure> {
     }
 }
 
-/// Asks after the job until it is no longer running or `limit` has passed, waiting longer
-/// between looks as it goes on.
-pub async fn follow(stack: &Stack, job: &str, limit: Duration) -> Result<JobState, Failure> {
+/// Asks after the job until it is no longer running, `limit` has passed or `stop` is cancelled,
+/// waiting longer between looks as it goes on; `still_running` hears how many looks found it
+/// running. Only the following stops: the job is the stack's.
+pub async fn follow<Told>(
+    stack: &Stack,
+    job: &str,
+    limit: Duration,
+    stop: &CancellationToken,
+    mut still_running: impl FnMut(u32) -> Told,
+) -> Result<JobState, Failure>
+where
+    Told: Future<Output = ()>,
+{
     let started = Instant::now();
     let mut wait = FIRST_LOOK;
+    let mut looks = 0;
     loop {
         let (_, state) = ask(stack, job).await?;
+        looks += 1;
         let left = limit.saturating_sub(started.elapsed());
-        if !matches!(state, JobState::Running(_)) || left.is_zero() {
+        if !matches!(state, JobState::Running(_)) || left.is_zero() || stop.is_cancelled() {
             return Ok(state);
         }
-        tokio::time::sleep(wait.min(left)).await;
+        still_running(looks).await;
+        tokio::select! {
+            () = tokio::time::sleep(wait.min(left)) => {}
+            () = stop.cancelled() => return Ok(state),
+        }
         wait = (wait * 2).min(LONGEST_WAIT_BETWEEN_LOOKS);
     }
 }

@@ -9,7 +9,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResult, ClientConfig, JsonObject, ProtocolVersion,
+    CallToolRequestParams, CallToolResult, ClientConfig, JsonObject, ProgressNotificationParam,
+    ProtocolVersion,
 };
 use rmcp::service::NotificationContext;
 use rmcp::service::RunningService;
@@ -38,9 +39,15 @@ pub struct Watcher {
     noticed: Arc<Notify>,
     /// The version it asks for in `initialize`, when not the library's own choice.
     speaks: Option<ProtocolVersion>,
+    /// The progress notes the server sent, in order.
+    progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
 }
 
 impl Watcher {
+    pub fn progress(&self) -> Vec<ProgressNotificationParam> {
+        self.progress.lock().expect("progress").clone()
+    }
+
     pub fn tools_changed(&self) -> usize {
         self.tools_changed.load(Ordering::SeqCst)
     }
@@ -64,6 +71,14 @@ impl ClientHandler for Watcher {
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         self.tools_changed.fetch_add(1, Ordering::SeqCst);
         self.noticed.notify_one();
+    }
+
+    async fn on_progress(
+        &self,
+        params: ProgressNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.progress.lock().expect("progress").push(params);
     }
 
     fn get_info(&self) -> ClientConfig {

@@ -1,0 +1,77 @@
+//! An act whose job the server follows tells a client that asked for progress, each time the job
+//! is still running, before its result (issue 11).
+
+// Test code stops at the first surprise, and reaches the server and the stack as any client would.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_types,
+    clippy::disallowed_methods
+)]
+
+#[path = "support/demo.rs"]
+mod demo;
+#[path = "support/mcp.rs"]
+mod mcp;
+
+use demo::DemoStack;
+use mcp::{Stdio, text_of, unframe};
+use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestParamsMeta};
+use serde_json::json;
+
+#[tokio::test]
+async fn a_long_act_with_a_progress_token_sends_progress_before_its_result() {
+    let demo = DemoStack::start().await;
+    let server = Stdio::start(&[
+        ("LEMONFIBER_ADDRESS", &demo.address),
+        ("LEMONFIBER_PIN", &demo.pin),
+        ("LEMONFIBER_KEY_FILE", &demo.act_key_file),
+        ("LEMONFIBER_JOB_WAIT", "2"),
+    ])
+    .await;
+    // The job stays running until released, so the server follows it for the whole wait.
+    demo.control("jobs/hold").await;
+    let rehearsed = server.call("rehearse_update", json!({})).await;
+    let offer = unframe(&text_of(&rehearsed)).data["data"]["offer"]
+        .as_str()
+        .expect("an offer")
+        .to_owned();
+
+    let token = ProgressToken(NumberOrString::String("update-1".into()));
+    let mut request = CallToolRequestParams::new("update").with_arguments(
+        json!({"offer": offer})
+            .as_object()
+            .cloned()
+            .expect("an object"),
+    );
+    request.set_progress_token(token.clone());
+    let acted = server
+        .client
+        .call_tool(request)
+        .await
+        .expect("update answers");
+    assert_eq!(acted.is_error, Some(false), "{}", text_of(&acted));
+    assert_eq!(unframe(&text_of(&acted)).data["state"], "running");
+
+    let progress = server.watcher.progress();
+    assert!(progress.len() >= 2, "{progress:?}");
+    assert!(
+        progress
+            .iter()
+            .all(|note| note.progress_token == progress[0].progress_token),
+        "one token: {progress:?} (asked with {token:?})"
+    );
+    assert!(
+        progress
+            .windows(2)
+            .all(|pair| pair[0].progress < pair[1].progress),
+        "progress only grows: {progress:?}"
+    );
+    let said = progress[0].message.as_deref().unwrap_or_default();
+    assert!(
+        said.starts_with("The stack is still working on update"),
+        "{said}"
+    );
+    demo.control("jobs/release").await;
+}
