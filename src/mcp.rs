@@ -3,4 +3,5 @@
 
 pub mod arguments;
 pub mod audit;
+mod notices;
 pub mod server;

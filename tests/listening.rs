@@ -70,6 +70,34 @@ async fn narrow_the_offer(
     assert_eq!(refused.is_error, Some(true));
 }
 
+/// A client of the versions before 2026-07-28 that asked for notices hears the server's own words
+/// when the offer changes, and nothing of the stack's.
+#[allow(deprecated)]
+#[tokio::test]
+async fn a_client_that_asked_for_notices_hears_the_offer_changed() {
+    let demo = DemoStack::start().await;
+    let server = mcp::connected(&demo, &demo.read_key_file).await;
+    server.client.list_all_tools().await.expect("tools/list");
+    server
+        .client
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Info,
+        ))
+        .await
+        .expect("logging/setLevel is served");
+    narrow_the_offer(&demo, &server.client).await;
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
+    while server.watcher.notices().is_empty() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        server.watcher.notices(),
+        vec![serde_json::json!(
+            "What this key is offered has changed; list the tools and resources again."
+        )]
+    );
+}
+
 #[tokio::test]
 async fn a_2026_07_28_client_over_stdio_hears_its_tools_changed() {
     let demo = DemoStack::start().await;

@@ -162,6 +162,19 @@ pub fn acted(act: &str) -> String {
 
 /// Where a job stands, said after an act tool followed it (`act`, how long) or when the job tool
 /// asked (`None`).
+/// The server's notices to a client that asked for them (`logging/setLevel`).
+pub fn notice_offer_changed() -> &'static str {
+    "What this key is offered has changed; list the tools and resources again."
+}
+
+pub fn notice_key_refused() -> &'static str {
+    "The stack refused this key; it is not sent again. A new key is needed."
+}
+
+pub fn notice_unreachable() -> &'static str {
+    "The stack could not be reached; the next call tries again."
+}
+
 /// A progress note while an act's job is followed: the server's words only, never the stack's.
 pub fn job_in_progress(act: &str, waited_seconds: u64) -> String {
     format!("The stack is still working on {act} ({waited_seconds} seconds so far).")

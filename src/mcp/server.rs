@@ -20,6 +20,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::arguments;
 use super::audit::{self, Decision};
+use super::notices::{Notices, Severity};
 use crate::access::consent::{self, OfferRefused, Seal};
 use crate::access::offer::{self, Offer};
 use crate::access::standing::{self, Position, SharedStanding};
@@ -83,9 +84,9 @@ pub struct LemonfiberServer {
     via: Via,
     standing: SharedStanding,
     common: Arc<Common>,
+    notices: Notices,
 }
 
-/// What one call came to: the answer, and what the audit line says of it.
 /// Who a call is for: the client, the progress token it gave (if any), and whether it has
 /// cancelled the request.
 struct Caller {
@@ -111,6 +112,7 @@ struct Decided {
     status: Option<u16>,
 }
 
+/// What one call came to: the answer, and what the audit line says of it.
 struct Ran {
     answer: Answer,
     decision: Decision,
@@ -174,6 +176,7 @@ impl LemonfiberServer {
             via,
             standing,
             common,
+            notices: Notices::default(),
         }
     }
 
@@ -191,7 +194,12 @@ impl LemonfiberServer {
                     "the stack's capabilities could not be read"
                 );
             }
+            let unreachable = matches!(read, Err(Failure::Unreachable(_)));
             standing.record(read);
+            if unreachable {
+                let said = sentences::notice_unreachable();
+                self.notices.tell(peer, Severity::Warning, said).await;
+            }
         }
         let position = standing.position();
         // Capabilities read before any session (as the HTTP mode's key check reads them) are
@@ -209,6 +217,8 @@ impl LemonfiberServer {
             tracing::info!("what this key is offered has changed");
             let _ = peer.notify_tool_list_changed().await;
             let _ = peer.notify_resource_list_changed().await;
+            let said = sentences::notice_offer_changed();
+            self.notices.tell(peer, Severity::Info, said).await;
         }
         position
     }
@@ -363,6 +373,8 @@ impl LemonfiberServer {
         if let Failure::Refused(refusal) = &failure {
             if standing::refuses_the_key(refusal) {
                 self.standing.lock().await.refuse();
+                let said = sentences::notice_key_refused();
+                self.notices.tell(peer, Severity::Warning, said).await;
                 return outcome::key_refused(self.via);
             }
             if standing::out_of_scope(refusal) {
@@ -607,8 +619,22 @@ impl ServerHandler for LemonfiberServer {
         Cow::Borrowed(&PROTOCOL_VERSIONS)
     }
 
+    // Logging is deprecated from 2026-07-28 on, and served for the versions before it.
+    #[allow(deprecated)]
+    async fn set_level(
+        &self,
+        request: rmcp::model::SetLevelRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.notices.asked(request);
+        Ok(())
+    }
+
+    // Logging is declared for the versions before 2026-07-28, which deprecates it.
+    #[allow(deprecated)]
     fn get_info(&self) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
+            .enable_logging()
             .enable_tools()
             .enable_tool_list_changed()
             .enable_resources()

@@ -41,9 +41,15 @@ pub struct Watcher {
     speaks: Option<ProtocolVersion>,
     /// The progress notes the server sent, in order.
     progress: Arc<Mutex<Vec<ProgressNotificationParam>>>,
+    /// The data of each notice (`notifications/message`) the server sent, in order.
+    notices: Arc<Mutex<Vec<Value>>>,
 }
 
 impl Watcher {
+    pub fn notices(&self) -> Vec<Value> {
+        self.notices.lock().expect("notices").clone()
+    }
+
     pub fn progress(&self) -> Vec<ProgressNotificationParam> {
         self.progress.lock().expect("progress").clone()
     }
@@ -79,6 +85,16 @@ impl ClientHandler for Watcher {
         _context: NotificationContext<RoleClient>,
     ) {
         self.progress.lock().expect("progress").push(params);
+    }
+
+    // Logging is deprecated from 2026-07-28 on; clients of earlier versions still hear it.
+    #[allow(deprecated)]
+    async fn on_logging_message(
+        &self,
+        params: rmcp::model::LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        self.notices.lock().expect("notices").push(params.data);
     }
 
     fn get_info(&self) -> ClientConfig {
