@@ -251,3 +251,46 @@ async fn a_2025_06_18_client_over_https_sees_no_priming_event() {
         );
     }
 }
+
+#[tokio::test]
+async fn on_2026_07_28_every_result_names_the_server_and_before_it_none_does() {
+    let demo = DemoStack::start().await;
+    let named = |meta: Option<&rmcp::model::MetaObject>| {
+        meta.and_then(|meta| meta.get("io.modelcontextprotocol/serverInfo"))
+            .and_then(|info| info["name"].as_str().map(str::to_owned))
+    };
+    let current = speaking(&demo, &demo.read_key_file, Opening::Discover).await;
+    let tools = current.client.list_tools(None).await.expect("tools/list");
+    assert_eq!(
+        named(tools.meta.as_ref()).as_deref(),
+        Some("lemonfiber-mcp")
+    );
+    let status = current.call("read_status", json!({})).await;
+    assert_eq!(
+        named(status.meta.as_ref()).as_deref(),
+        Some("lemonfiber-mcp")
+    );
+    let resources = current
+        .client
+        .list_resources(None)
+        .await
+        .expect("resources/list");
+    assert_eq!(
+        named(resources.meta.as_ref()).as_deref(),
+        Some("lemonfiber-mcp")
+    );
+    let read = current
+        .read("lemonfiber://read/status")
+        .await
+        .expect("resources/read");
+    assert_eq!(named(read.meta.as_ref()).as_deref(), Some("lemonfiber-mcp"));
+
+    let legacy = speaking(
+        &demo,
+        &demo.read_key_file,
+        Opening::Initialize(ProtocolVersion::V_2025_11_25),
+    )
+    .await;
+    let tools = legacy.client.list_tools(None).await.expect("tools/list");
+    assert_eq!(named(tools.meta.as_ref()), None);
+}

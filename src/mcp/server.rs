@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
-    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
     PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
     ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
     ServerConfig, ServerNotification, SubscriptionFilter, Tool,
@@ -61,6 +61,9 @@ const KNOWN_METHODS: [&str; 21] = {
         GetSkillRequestMethod::VALUE,
     ]
 };
+
+/// Where a 2026-07-28 result's `_meta` names the server.
+const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
 /// The protocol versions served, over either transport: from 2025-03-26 on, which assistants in
 /// the field (provider-hosted ones among them) still speak.
@@ -564,6 +567,22 @@ fn is_stale(action: Action, refusal: &Refusal) -> bool {
     action.stale_offer().is_some_and(|stale| refusal.is(stale))
 }
 
+/// This server, as it names itself to clients.
+fn this_server() -> Implementation {
+    Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")).with_title("lemonfiber")
+}
+
+/// From 2026-07-28 every result names the server in its `_meta`, as `server/discover` does.
+fn name_the_server(meta: &mut Option<MetaObject>, context: &RequestContext<RoleServer>) {
+    let current = context
+        .protocol_version()
+        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+    if current {
+        meta.get_or_insert_with(MetaObject::new)
+            .insert(SERVER_INFO_META.to_owned(), json!(this_server()));
+    }
+}
+
 /// A resource read that came to an error, in the codes of the protocol version spoken: what was
 /// not offered to the key, or asked with a value the read does not take, is the caller's to
 /// change (invalid params); what the stack says is not there is a resource not found (from
@@ -641,10 +660,7 @@ impl ServerHandler for LemonfiberServer {
             .enable_resources_list_changed()
             .build();
         ServerConfig::new(capabilities)
-            .with_server_info(
-                Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION"))
-                    .with_title("lemonfiber"),
-            )
+            .with_server_info(this_server())
             .with_instructions(sentences::instructions())
     }
 
@@ -710,9 +726,10 @@ impl ServerHandler for LemonfiberServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
-        Ok(ListToolsResult::with_all_items(listed(
-            &self.position(&context.peer).await,
-        )))
+        let mut listed =
+            ListToolsResult::with_all_items(listed(&self.position(&context.peer).await));
+        name_the_server(&mut listed.meta, &context);
+        Ok(listed)
     }
 
     async fn call_tool(
@@ -727,7 +744,9 @@ impl ServerHandler for LemonfiberServer {
         let (framed, _) = self
             .call(tool, request.arguments, "tool", &Caller::of(&context))
             .await;
-        Ok(framed.into_tool_result(uri).into())
+        let mut result = framed.into_tool_result(uri);
+        name_the_server(&mut result.meta, &context);
+        Ok(result.into())
     }
 
     async fn list_resources(
@@ -736,9 +755,11 @@ impl ServerHandler for LemonfiberServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
         let position = self.position(&context.peer).await;
-        Ok(ListResourcesResult::with_all_items(
+        let mut listed = ListResourcesResult::with_all_items(
             position.offer().map(Offer::resources).unwrap_or_default(),
-        ))
+        );
+        name_the_server(&mut listed.meta, &context);
+        Ok(listed)
     }
 
     async fn list_resource_templates(
@@ -747,12 +768,14 @@ impl ServerHandler for LemonfiberServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
         let position = self.position(&context.peer).await;
-        Ok(ListResourceTemplatesResult::with_all_items(
+        let mut listed = ListResourceTemplatesResult::with_all_items(
             position
                 .offer()
                 .map(Offer::resource_templates)
                 .unwrap_or_default(),
-        ))
+        );
+        name_the_server(&mut listed.meta, &context);
+        Ok(listed)
     }
 
     async fn read_resource(
@@ -782,6 +805,8 @@ impl ServerHandler for LemonfiberServer {
                 context.protocol_version(),
             ));
         }
-        Ok(ReadResourceResult::new(framed.into_resource_contents(&request.uri)).into())
+        let mut read = ReadResourceResult::new(framed.into_resource_contents(&request.uri));
+        name_the_server(&mut read.meta, &context);
+        Ok(read.into())
     }
 }
