@@ -62,6 +62,17 @@ const KNOWN_METHODS: [&str; 21] = {
     ]
 };
 
+/// The methods 2026-07-28 removed: asked on that version, each is an unknown method.
+const REMOVED_IN_2026_07_28: [&str; 4] = {
+    use rmcp::model::*;
+    [
+        InitializeResultMethod::VALUE,
+        SetLevelRequestMethod::VALUE,
+        SubscribeRequestMethod::VALUE,
+        UnsubscribeRequestMethod::VALUE,
+    ]
+};
+
 /// Where a 2026-07-28 result's `_meta` names the server.
 const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
 
@@ -705,9 +716,14 @@ impl ServerHandler for LemonfiberServer {
     async fn on_custom_request(
         &self,
         request: CustomRequest,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
-        if KNOWN_METHODS.contains(&request.method.as_str()) {
+        let method = request.method.as_str();
+        let removed = REMOVED_IN_2026_07_28.contains(&method)
+            && context
+                .protocol_version()
+                .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        if KNOWN_METHODS.contains(&method) && !removed {
             Err(McpError::invalid_params(
                 sentences::parameters_of_the_wrong_shape(),
                 None,
