@@ -200,8 +200,8 @@ fn events(body: &str) -> Vec<String> {
         .collect()
 }
 
-#[tokio::test]
-async fn a_2025_06_18_client_over_https_sees_no_priming_event() {
+/// The events of `tools/list` answered on a session opened with `version`.
+async fn events_of_tools_list(version: &str) -> Vec<String> {
     let demo = DemoStack::start().await;
     let server = http_server(&demo, &[]).await;
     let key = demo.key(&demo.read_key_file);
@@ -209,8 +209,8 @@ async fn a_2025_06_18_client_over_https_sees_no_priming_event() {
         .post(
             Some(&key),
             &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                    "params": {"protocolVersion": "2025-06-18", "capabilities": {},
-                               "clientInfo": {"name": "a 2025-06-18 client", "version": "1"}}}),
+                    "params": {"protocolVersion": version, "capabilities": {},
+                               "clientInfo": {"name": "a client", "version": "1"}}}),
         )
         .send()
         .await
@@ -222,34 +222,49 @@ async fn a_2025_06_18_client_over_https_sees_no_priming_event() {
         .to_str()
         .expect("text")
         .to_owned();
-    let body = opened.text().await.expect("a body");
+    let mut seen = events(&opened.text().await.expect("a body"));
     let listed = server
         .post(
             Some(&key),
             &json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
         )
         .header("mcp-session-id", &session)
-        .header("mcp-protocol-version", "2025-06-18")
+        .header("mcp-protocol-version", version)
         .send()
         .await
         .expect("tools/list")
         .text()
         .await
         .expect("a body");
-    for event in events(&body).iter().chain(&events(&listed)) {
-        let data: Vec<&str> = event
-            .lines()
-            .filter_map(|line| line.strip_prefix("data:"))
-            .map(str::trim)
-            .collect();
-        assert!(
-            !data.is_empty()
-                && data
-                    .iter()
-                    .all(|data| serde_json::from_str::<Value>(data).is_ok()),
-            "every event carries a JSON-RPC message: {event:?}"
-        );
-    }
+    seen.extend(events(&listed));
+    seen
+}
+
+/// Whether an SSE event carries a JSON-RPC message, rather than empty data (the priming event).
+fn carries_a_message(event: &str) -> bool {
+    let data: Vec<&str> = event
+        .lines()
+        .filter_map(|line| line.strip_prefix("data:"))
+        .map(str::trim)
+        .collect();
+    !data.is_empty()
+        && data
+            .iter()
+            .all(|data| serde_json::from_str::<Value>(data).is_ok())
+}
+
+#[tokio::test]
+async fn the_sse_priming_event_goes_only_to_clients_of_2025_11_25_on() {
+    let earlier = events_of_tools_list("2025-06-18").await;
+    assert!(
+        earlier.iter().all(|event| carries_a_message(event)),
+        "a 2025-06-18 client sees only JSON-RPC messages: {earlier:?}"
+    );
+    let later = events_of_tools_list("2025-11-25").await;
+    assert!(
+        later.iter().any(|event| !carries_a_message(event)),
+        "a 2025-11-25 client is primed: {later:?}"
+    );
 }
 
 #[tokio::test]

@@ -6,6 +6,7 @@ mod guard;
 mod jsonrpc;
 mod keys;
 mod limits;
+mod priming;
 mod refused;
 mod sessions;
 
@@ -305,7 +306,10 @@ async fn mcp(
     match *request.method() {
         Method::POST => post(&app, &service, request, held).await,
         Method::DELETE => delete(&service, request).await,
-        _ => answered(&service, request, held).await,
+        _ => {
+            let primes = primes(&request, None);
+            answered(&service, request, held, primes).await
+        }
     }
 }
 
@@ -356,6 +360,7 @@ async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> 
         Err(refused) => return refused.into_response(),
     };
     let request = Request::from_parts(parts, Body::from(bytes));
+    let primes = primes(&request, message.initialize_asks.as_deref());
     // As the MCP library reads it: a session header that is not text names no session.
     let names_a_session = request
         .headers()
@@ -363,7 +368,7 @@ async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> 
         .is_some_and(|value| value.to_str().is_ok());
     let opens_a_session = message.initializes && !names_a_session;
     if !opens_a_session {
-        return answered(service, request, held).await;
+        return answered(service, request, held, primes).await;
     }
     let permits = match app.keys.session_permits(service) {
         Ok(permits) => permits,
@@ -380,7 +385,7 @@ async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> 
             );
         }
     };
-    sessions::with_permits(permits, answered(service, request, held)).await
+    sessions::with_permits(permits, answered(service, request, held, primes)).await
 }
 
 /// A DELETE ends a session of this key's; any other session, this key's or not, is not found.
@@ -407,7 +412,8 @@ async fn delete(service: &KeyService, request: Request) -> Response {
             );
         }
     }
-    let mut response = answered(service, request, (None, None)).await;
+    let primes = primes(&request, None);
+    let mut response = answered(service, request, (None, None), primes).await;
     // A closed session is answered "no content", which every client takes as done.
     if response.status() == StatusCode::ACCEPTED {
         *response.status_mut() = StatusCode::NO_CONTENT;
@@ -419,7 +425,18 @@ async fn delete(service: &KeyService, request: Request) -> Response {
 type Held = (Option<OwnedSemaphorePermit>, Option<OwnedSemaphorePermit>);
 
 /// MCP's answer to the request, within the time an answer may take.
-async fn answered(service: &KeyService, request: Request, held: Held) -> Response {
+/// Whether the request's client expects the SSE priming event (see `priming`).
+fn primes(request: &Request, initialize_asks: Option<&str>) -> bool {
+    let header = request
+        .headers()
+        .get(guard::PROTOCOL_VERSION_HEADER)
+        .and_then(|version| version.to_str().ok());
+    priming::expected(header, initialize_asks)
+}
+
+/// The MCP library's answer, streamed; without the SSE priming event for a client that does not
+/// expect it.
+async fn answered(service: &KeyService, request: Request, held: Held, primes: bool) -> Response {
     let Ok(response) = tokio::time::timeout(REQUEST_TIMEOUT, service.service.handle(request)).await
     else {
         return refusal(
@@ -429,10 +446,17 @@ async fn answered(service: &KeyService, request: Request, held: Held) -> Respons
         );
     };
     let (parts, body) = response.into_parts();
+    let streamed = parts
+        .headers
+        .get(header::CONTENT_TYPE)
+        .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
     let body = Body::new(body).into_data_stream().map(move |chunk| {
         let _held = &held;
         chunk
     });
+    if streamed && !primes {
+        return Response::from_parts(parts, Body::from_stream(priming::without_priming(body)));
+    }
     Response::from_parts(parts, Body::from_stream(body))
 }
 

@@ -17,7 +17,7 @@ use crate::stack::credential::Key;
 
 /// The largest request body taken; a larger one is refused before it is read.
 pub const BODY_LIMIT: u64 = 4 * 1024 * 1024;
-const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
+pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
 
 pub fn refusal(status: StatusCode, error: &str, description: &str) -> Response {
     let body = json!({ "error": error, "error_description": description });

@@ -11,10 +11,12 @@ pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
 
 /// A body that is one JSON-RPC message: what the server needs to know of it before MCP reads it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
     /// Whether it is an `initialize` request, which opens a session.
     pub initializes: bool,
+    /// The protocol version an `initialize` asks for.
+    pub initialize_asks: Option<String>,
 }
 
 /// Why a body is not one message MCP can take: the JSON-RPC error it is answered with.
@@ -63,10 +65,22 @@ pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
         .cloned()
         .unwrap_or(Value::Null);
     match serde_json::from_value::<ClientJsonRpcMessage>(value) {
-        Ok(ClientJsonRpcMessage::Request(request)) => Ok(Message {
-            initializes: matches!(request.request, ClientRequest::InitializeRequest(_)),
+        Ok(ClientJsonRpcMessage::Request(request)) => {
+            let initialize_asks = match &request.request {
+                ClientRequest::InitializeRequest(initialize) => {
+                    Some(initialize.params.protocol_version.to_string())
+                }
+                _ => None,
+            };
+            Ok(Message {
+                initializes: initialize_asks.is_some(),
+                initialize_asks,
+            })
+        }
+        Ok(_) => Ok(Message {
+            initializes: false,
+            initialize_asks: None,
         }),
-        Ok(_) => Ok(Message { initializes: false }),
         Err(_) => refused(
             StatusCode::BAD_REQUEST,
             id,
@@ -129,9 +143,19 @@ mod tests {
         ] {
             assert_eq!(
                 check(body.as_bytes()).ok(),
-                Some(Message { initializes: false })
+                Some(Message {
+                    initializes: false,
+                    initialize_asks: None
+                })
             );
-            assert!(check(body.as_bytes()).is_ok(), "{body}");
         }
+        let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
+        assert_eq!(
+            check(initialize.as_bytes()).ok(),
+            Some(Message {
+                initializes: true,
+                initialize_asks: Some("2025-06-18".to_owned())
+            })
+        );
     }
 }

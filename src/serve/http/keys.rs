@@ -204,17 +204,11 @@ impl KeyServices {
         let stack = Arc::new(stack);
         let mut local = LocalSessionManager::default();
         local.session_config.keep_alive = Some(SESSION_IDLE);
-        // No SSE priming event (an empty event with an id and a retry), neither here nor from the
-        // service: it only promises that a client may resume a stream, which needs an event store
-        // this server does not keep, and clients of 2025-06-18 read its empty data as a broken
-        // message.
-        local.session_config.sse_retry = None;
         let sessions = Arc::new(KeySessions::new(local));
         let ends = self.ends.child_token();
         let config = self
             .mcp_config
             .clone()
-            .with_sse_retry(None)
             .with_cancellation_token(ends.clone());
         let common = self.common.clone();
         let for_sessions = standing.clone();
