@@ -75,3 +75,72 @@ async fn a_long_act_with_a_progress_token_sends_progress_before_its_result() {
     );
     demo.control("jobs/release").await;
 }
+
+/// A cancelled request stops the following at once, never the job, and the log says so.
+#[tokio::test]
+async fn a_cancelled_act_stops_following_its_job_and_the_job_goes_on() {
+    let demo = DemoStack::start().await;
+    let server = Stdio::start(&[
+        ("LEMONFIBER_ADDRESS", &demo.address),
+        ("LEMONFIBER_PIN", &demo.pin),
+        ("LEMONFIBER_KEY_FILE", &demo.act_key_file),
+        ("LEMONFIBER_JOB_WAIT", "60"),
+    ])
+    .await;
+    demo.control("jobs/hold").await;
+    let rehearsed = server.call("rehearse_update", json!({})).await;
+    let offer = unframe(&text_of(&rehearsed)).data["data"]["offer"]
+        .as_str()
+        .expect("an offer")
+        .to_owned();
+    let request = CallToolRequestParams::new("update").with_arguments(
+        json!({"offer": offer})
+            .as_object()
+            .cloned()
+            .expect("an object"),
+    );
+    let handle = server
+        .client
+        .send_cancellable_request(
+            rmcp::model::ClientRequest::CallToolRequest(rmcp::model::CallToolRequest::new(request)),
+            rmcp::service::PeerRequestOptions::no_options(),
+        )
+        .await
+        .expect("update is sent");
+    // Once the server follows the job, the caller gives up.
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while server.watcher.progress().is_empty() && tokio::time::Instant::now() < deadline {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    handle
+        .cancel(Some("the person changed their mind".into()))
+        .await
+        .expect("cancelled");
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !server.stderr().contains("no longer followed") && tokio::time::Instant::now() < deadline
+    {
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    assert!(
+        server
+            .stderr()
+            .contains("the request was cancelled: the job is no longer followed"),
+        "{}",
+        server.stderr()
+    );
+    // The job is the stack's: it goes on, and finishes when the stack lets it.
+    let received = demo.requests().await;
+    let job = received
+        .iter()
+        .filter_map(|request| request["path"].as_str()?.strip_prefix("/api/jobs/"))
+        .next()
+        .expect("the job was followed")
+        .to_owned();
+    assert!(
+        received.iter().all(|request| request["method"] != "DELETE"),
+        "nothing asked the stack to stop the job"
+    );
+    demo.control("jobs/release").await;
+    let finished = server.call("job", json!({"job": job})).await;
+    assert_eq!(unframe(&text_of(&finished)).data["state"], "finished");
+}
