@@ -311,25 +311,25 @@ pub fn http_settings(
         state: PathBuf::from(set(STATE).unwrap_or_else(|| DEFAULT_STATE.to_owned())),
         origins: set(ORIGINS).map(list),
         conduct: conduct(&set)?,
-        limits: Limits {
-            per_minute: at_least_one(&set, RATE, Limits::DEFAULT.per_minute, 100_000)?,
-            at_once: at_least_one(&set, AT_ONCE, Limits::DEFAULT.at_once, 1_000)?,
-            sessions: at_least_one(&set, SESSIONS, Limits::DEFAULT.sessions, 100_000)?,
-            key_sessions: at_least_one(&set, KEY_SESSIONS, Limits::DEFAULT.key_sessions, 10_000)?,
-            peer_per_minute: at_least_one(
-                &set,
-                PEER_RATE,
-                Limits::DEFAULT.peer_per_minute,
-                1_000_000,
-            )?,
-            peer_new_keys_per_minute: at_least_one(
-                &set,
-                PEER_NEW_KEYS,
-                Limits::DEFAULT.peer_new_keys_per_minute,
-                1_000_000,
-            )?,
-            under_way: at_least_one(&set, UNDER_WAY, Limits::DEFAULT.under_way, 100_000)?,
-        },
+        limits: limits(&set)?,
+    })
+}
+
+/// The HTTP mode's limits, each from its setting or its default.
+pub fn limits(set: &impl Fn(&str) -> Option<String>) -> Result<Limits, ConfigError> {
+    Ok(Limits {
+        per_minute: at_least_one(set, RATE, Limits::DEFAULT.per_minute, 100_000)?,
+        at_once: at_least_one(set, AT_ONCE, Limits::DEFAULT.at_once, 1_000)?,
+        sessions: at_least_one(set, SESSIONS, Limits::DEFAULT.sessions, 100_000)?,
+        key_sessions: at_least_one(set, KEY_SESSIONS, Limits::DEFAULT.key_sessions, 10_000)?,
+        peer_per_minute: at_least_one(set, PEER_RATE, Limits::DEFAULT.peer_per_minute, 1_000_000)?,
+        peer_new_keys_per_minute: at_least_one(
+            set,
+            PEER_NEW_KEYS,
+            Limits::DEFAULT.peer_new_keys_per_minute,
+            1_000_000,
+        )?,
+        under_way: at_least_one(set, UNDER_WAY, Limits::DEFAULT.under_way, 100_000)?,
     })
 }
 

@@ -23,7 +23,7 @@ use axum_server::accept::NoDelayAcceptor;
 use axum_server::tls_rustls::RustlsConfig;
 use serde_json::json;
 
-use crate::config::{self, Conduct, HttpSettings, Limits};
+use crate::config::{self, Conduct, HttpSettings};
 use crate::serve::http;
 use crate::stack::StackAddress;
 use household::Household;
@@ -132,6 +132,8 @@ pub enum DemoError {
     Household(#[from] serde_json::Error),
     #[error("the demo stack cannot run: {0}")]
     Mcp(#[from] http::StartError),
+    #[error("the demo stack cannot run: {0}")]
+    Settings(#[from] crate::config::ConfigError),
     #[error("the demo stack cannot run: the demo's MCP server stopped: {0}")]
     McpAbandoned(#[from] tokio::task::JoinError),
 }
@@ -203,7 +205,9 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         state: key_directory.join("mcp"),
         origins: None,
         conduct: Conduct::default_conduct(),
-        limits: Limits::DEFAULT,
+        // The HTTP mode's limits, as its settings give them: a checker that opens many sessions
+        // can be given room for them.
+        limits: config::limits(&|name| std::env::var(name).ok())?,
     })
     .await?;
     let served = Served {

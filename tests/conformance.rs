@@ -1,6 +1,6 @@
 //! The official MCP conformance suite (`@modelcontextprotocol/conformance`, pinned in
-//! tests/conformance/package.json) against the real `lemonfiber-mcp http` over HTTPS, in front of
-//! the demo stack: the stable suite, and exactly what the 2026-07-28 revision requires (issue 11).
+//! tests/conformance/package.json) against the demo's MCP endpoint over HTTPS: the stable suite,
+//! and exactly what the 2026-07-28 revision requires (issue 11).
 //! Each scenario that does not apply to this server is listed, with why, in the baselines beside
 //! it; any other failure, or a listed one that passes, fails the test.
 
@@ -15,16 +15,11 @@
 
 #[path = "support/demo.rs"]
 mod demo;
-#[path = "support/http_server.rs"]
-mod http_server;
-#[path = "support/https.rs"]
-mod https;
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
 use demo::{DemoStack, Scratch, stop_gracefully};
-use http_server::HttpServer;
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
@@ -69,10 +64,10 @@ fn node(tools: &Path) -> PathBuf {
 
 /// The proxy that puts the key on every request the suite sends (tests/conformance/bearer-proxy.mjs),
 /// and the URL it listens at.
-async fn bearer_proxy(tools: &Path, server: &HttpServer, key_file: &str) -> (Child, String) {
+async fn bearer_proxy(tools: &Path, demo: &DemoStack, key_file: &str) -> (Child, String) {
     let mut proxy = Command::new(node(tools))
         .arg(conformance_dir().join("bearer-proxy.mjs"))
-        .args([&server.url, &server.pin, key_file])
+        .args([&demo.mcp_url, &demo.mcp_pin, key_file])
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
@@ -127,20 +122,15 @@ async fn suite(tools: &Path, url: &str, selection: &[&str], baseline: &str) {
 #[tokio::test]
 async fn the_official_conformance_suite_passes_all_that_applies() {
     let tools = installed();
-    let demo = DemoStack::start().await;
     // The suite opens a session for each scenario and closes few: room for all of them.
-    let server = HttpServer::start(
-        &demo.address,
-        &demo.pin,
-        &[
-            ("LEMONFIBER_KEY_SESSIONS", "10000"),
-            ("LEMONFIBER_SESSIONS", "100000"),
-            ("LEMONFIBER_RATE", "100000"),
-            ("LEMONFIBER_PEER_RATE", "1000000"),
-        ],
-    )
+    let demo = DemoStack::start_with_settings(&[
+        ("LEMONFIBER_KEY_SESSIONS", "10000"),
+        ("LEMONFIBER_SESSIONS", "100000"),
+        ("LEMONFIBER_RATE", "100000"),
+        ("LEMONFIBER_PEER_RATE", "1000000"),
+    ])
     .await;
-    let (mut proxy, url) = bearer_proxy(&tools, &server, &demo.act_key_file).await;
+    let (mut proxy, url) = bearer_proxy(&tools, &demo, &demo.act_key_file).await;
     suite(&tools, &url, &["--suite", "active"], "baseline.yml").await;
     suite(
         &tools,

@@ -36,8 +36,22 @@ impl DemoStack {
     }
 
     pub async fn start_binary(binary: &Path, extra: &[&str]) -> DemoStack {
+        Self::start_configured(binary, extra, &[]).await
+    }
+
+    /// The demo with these settings in its environment besides.
+    pub async fn start_with_settings(settings: &[(&str, &str)]) -> DemoStack {
+        Self::start_configured(Path::new(BINARY), &[], settings).await
+    }
+
+    async fn start_configured(
+        binary: &Path,
+        extra: &[&str],
+        settings: &[(&str, &str)],
+    ) -> DemoStack {
         let mut child = Command::new(binary)
             .arg("demo")
+            .envs(settings.iter().copied())
             .arg("--json")
             .args(extra)
             .stdout(Stdio::piped())
