@@ -20,23 +20,29 @@ use mcp::{Stdio, text_of, unframe};
 use rmcp::model::{CallToolRequestParams, NumberOrString, ProgressToken, RequestParamsMeta};
 use serde_json::json;
 
-#[tokio::test]
-async fn a_long_act_with_a_progress_token_sends_progress_before_its_result() {
+/// The server with an act key that follows a job for `job_wait` seconds, a demo whose jobs run
+/// until released (so the server follows one for the whole wait), and an offer to update.
+async fn ready_to_update(job_wait: &str) -> (DemoStack, Stdio, String) {
     let demo = DemoStack::start().await;
     let server = Stdio::start(&[
         ("LEMONFIBER_ADDRESS", &demo.address),
         ("LEMONFIBER_PIN", &demo.pin),
         ("LEMONFIBER_KEY_FILE", &demo.act_key_file),
-        ("LEMONFIBER_JOB_WAIT", "2"),
+        ("LEMONFIBER_JOB_WAIT", job_wait),
     ])
     .await;
-    // The job stays running until released, so the server follows it for the whole wait.
     demo.control("jobs/hold").await;
     let rehearsed = server.call("rehearse_update", json!({})).await;
     let offer = unframe(&text_of(&rehearsed)).data["data"]["offer"]
         .as_str()
         .expect("an offer")
         .to_owned();
+    (demo, server, offer)
+}
+
+#[tokio::test]
+async fn a_long_act_with_a_progress_token_sends_progress_before_its_result() {
+    let (demo, server, offer) = ready_to_update("2").await;
 
     let token = ProgressToken(NumberOrString::String("update-1".into()));
     let mut request = CallToolRequestParams::new("update").with_arguments(
@@ -79,20 +85,7 @@ async fn a_long_act_with_a_progress_token_sends_progress_before_its_result() {
 /// A cancelled request stops the following at once, never the job, and the log says so.
 #[tokio::test]
 async fn a_cancelled_act_stops_following_its_job_and_the_job_goes_on() {
-    let demo = DemoStack::start().await;
-    let server = Stdio::start(&[
-        ("LEMONFIBER_ADDRESS", &demo.address),
-        ("LEMONFIBER_PIN", &demo.pin),
-        ("LEMONFIBER_KEY_FILE", &demo.act_key_file),
-        ("LEMONFIBER_JOB_WAIT", "60"),
-    ])
-    .await;
-    demo.control("jobs/hold").await;
-    let rehearsed = server.call("rehearse_update", json!({})).await;
-    let offer = unframe(&text_of(&rehearsed)).data["data"]["offer"]
-        .as_str()
-        .expect("an offer")
-        .to_owned();
+    let (demo, server, offer) = ready_to_update("60").await;
     let request = CallToolRequestParams::new("update").with_arguments(
         json!({"offer": offer})
             .as_object()

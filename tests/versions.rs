@@ -120,25 +120,8 @@ async fn a_2025_03_26_client_lists_and_calls_tools_over_https() {
     let demo = DemoStack::start().await;
     let server = http_server(&demo, &[]).await;
     let key = demo.key(&demo.read_key_file);
-    let opened = server
-        .post(
-            Some(&key),
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                    "params": {"protocolVersion": "2025-03-26", "capabilities": {},
-                               "clientInfo": {"name": "an older client", "version": "1"}}}),
-        )
-        .send()
-        .await
-        .expect("initialize");
-    assert_eq!(opened.status(), reqwest::StatusCode::OK);
-    let session = opened
-        .headers()
-        .get("mcp-session-id")
-        .expect("a session")
-        .to_str()
-        .expect("text")
-        .to_owned();
-    let answer = messages(&opened.text().await.expect("a body"));
+    let (session, opened) = initialize(&server, &key, "2025-03-26").await;
+    let answer = messages(&opened);
     assert_eq!(answer[0]["result"]["protocolVersion"], "2025-03-26");
 
     let send = |body: Value| {
@@ -200,14 +183,15 @@ fn events(body: &str) -> Vec<String> {
         .collect()
 }
 
-/// The events of `tools/list` answered on a session opened with `version`.
-async fn events_of_tools_list(version: &str) -> Vec<String> {
-    let demo = DemoStack::start().await;
-    let server = http_server(&demo, &[]).await;
-    let key = demo.key(&demo.read_key_file);
+/// Opens a session over HTTPS asking for `version`: its identifier, and the answer's body.
+async fn initialize(
+    server: &http_server::HttpServer,
+    key: &str,
+    version: &str,
+) -> (String, String) {
     let opened = server
         .post(
-            Some(&key),
+            Some(key),
             &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
                     "params": {"protocolVersion": version, "capabilities": {},
                                "clientInfo": {"name": "a client", "version": "1"}}}),
@@ -215,6 +199,7 @@ async fn events_of_tools_list(version: &str) -> Vec<String> {
         .send()
         .await
         .expect("initialize");
+    assert_eq!(opened.status(), reqwest::StatusCode::OK);
     let session = opened
         .headers()
         .get("mcp-session-id")
@@ -222,7 +207,16 @@ async fn events_of_tools_list(version: &str) -> Vec<String> {
         .to_str()
         .expect("text")
         .to_owned();
-    let mut seen = events(&opened.text().await.expect("a body"));
+    (session, opened.text().await.expect("a body"))
+}
+
+/// The events of `tools/list` answered on a session opened with `version`.
+async fn events_of_tools_list(version: &str) -> Vec<String> {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let key = demo.key(&demo.read_key_file);
+    let (session, opened) = initialize(&server, &key, version).await;
+    let mut seen = events(&opened);
     let listed = server
         .post(
             Some(&key),
