@@ -5,3 +5,4 @@ pub mod arguments;
 pub mod audit;
 mod notices;
 pub mod server;
+pub mod versions;

@@ -6,11 +6,11 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, Implementation,
-    JsonObject, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, MetaObject,
-    PaginatedRequestParams, ProgressNotificationParam, ProgressToken, ProtocolVersion,
-    ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult, ServerCapabilities,
-    ServerConfig, ServerNotification, SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, JsonObject,
+    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
+    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, ServerNotification,
+    SubscriptionFilter, Tool,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -21,6 +21,9 @@ use tokio_util::sync::CancellationToken;
 use super::arguments;
 use super::audit::{self, Decision};
 use super::notices::{Notices, Severity};
+use super::versions::{
+    self, KNOWN_METHODS, PROTOCOL_VERSIONS, name_the_server, resource_not_found, this_server,
+};
 use crate::access::consent::{self, OfferRefused, Seal};
 use crate::access::offer::{self, Offer};
 use crate::access::standing::{self, Position, SharedStanding};
@@ -31,59 +34,6 @@ use crate::config::Conduct;
 use crate::stack::jobs;
 use crate::stack::parameters::Parameters;
 use crate::stack::{Failure, Refusal, Reply, Scope, Stack};
-
-/// The methods a client may ask of a server, each with parameters of a shape the protocol sets:
-/// one of these whose parameters do not parse is invalid params, not an unknown method. Named by
-/// the protocol library's own constants, so the list is its own.
-const KNOWN_METHODS: [&str; 21] = {
-    use rmcp::model::*;
-    [
-        InitializeResultMethod::VALUE,
-        PingRequestMethod::VALUE,
-        DiscoverRequestMethod::VALUE,
-        CompleteRequestMethod::VALUE,
-        SetLevelRequestMethod::VALUE,
-        GetPromptRequestMethod::VALUE,
-        ListPromptsRequestMethod::VALUE,
-        ListResourcesRequestMethod::VALUE,
-        ListResourceTemplatesRequestMethod::VALUE,
-        ReadResourceRequestMethod::VALUE,
-        SubscribeRequestMethod::VALUE,
-        UnsubscribeRequestMethod::VALUE,
-        ReadResourceDirectoryRequestMethod::VALUE,
-        SubscriptionsListenRequestMethod::VALUE,
-        CallToolRequestMethod::VALUE,
-        ListToolsRequestMethod::VALUE,
-        GetTaskMethod::VALUE,
-        UpdateTaskMethod::VALUE,
-        CancelTaskMethod::VALUE,
-        ListSkillsRequestMethod::VALUE,
-        GetSkillRequestMethod::VALUE,
-    ]
-};
-
-/// The methods 2026-07-28 removed: asked on that version, each is an unknown method.
-const REMOVED_IN_2026_07_28: [&str; 4] = {
-    use rmcp::model::*;
-    [
-        InitializeResultMethod::VALUE,
-        SetLevelRequestMethod::VALUE,
-        SubscribeRequestMethod::VALUE,
-        UnsubscribeRequestMethod::VALUE,
-    ]
-};
-
-/// Where a 2026-07-28 result's `_meta` names the server.
-const SERVER_INFO_META: &str = "io.modelcontextprotocol/serverInfo";
-
-/// The protocol versions served, over either transport: from 2025-03-26 on, which assistants in
-/// the field (provider-hosted ones among them) still speak.
-pub const PROTOCOL_VERSIONS: [ProtocolVersion; 4] = [
-    ProtocolVersion::V_2025_03_26,
-    ProtocolVersion::V_2025_06_18,
-    ProtocolVersion::V_2025_11_25,
-    ProtocolVersion::V_2026_07_28,
-];
 
 /// What every session of the server shares, whichever key it serves: how it deals with the stack
 /// and the assistant, and the seal its offers are made with.
@@ -578,22 +528,6 @@ fn is_stale(action: Action, refusal: &Refusal) -> bool {
     action.stale_offer().is_some_and(|stale| refusal.is(stale))
 }
 
-/// This server, as it names itself to clients.
-fn this_server() -> Implementation {
-    Implementation::new(env!("CARGO_PKG_NAME"), env!("CARGO_PKG_VERSION")).with_title("lemonfiber")
-}
-
-/// From 2026-07-28 every result names the server in its `_meta`, as `server/discover` does.
-fn name_the_server(meta: &mut Option<MetaObject>, context: &RequestContext<RoleServer>) {
-    let current = context
-        .protocol_version()
-        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-    if current {
-        meta.get_or_insert_with(MetaObject::new)
-            .insert(SERVER_INFO_META.to_owned(), json!(this_server()));
-    }
-}
-
 /// A resource read that came to an error, in the codes of the protocol version spoken: what was
 /// not offered to the key, or asked with a value the read does not take, is the caller's to
 /// change (invalid params); what the stack says is not there is a resource not found (from
@@ -614,22 +548,6 @@ fn resource_error(
             status: Some(404), ..
         } => resource_not_found(uri, sentence, version),
         _ => McpError::internal_error(sentence, None),
-    }
-}
-
-/// No resource at `uri`: `-32002` up to 2025-11-25, an invalid-params error from 2026-07-28;
-/// either way naming the resource.
-fn resource_not_found(
-    uri: &str,
-    sentence: impl Into<Cow<'static, str>>,
-    version: Option<ProtocolVersion>,
-) -> McpError {
-    let named = Some(json!({ "uri": uri }));
-    match version {
-        Some(version) if version >= ProtocolVersion::V_2026_07_28 => {
-            McpError::invalid_params(sentence, named)
-        }
-        _ => McpError::resource_not_found(sentence, named),
     }
 }
 
@@ -719,11 +637,8 @@ impl ServerHandler for LemonfiberServer {
         context: RequestContext<RoleServer>,
     ) -> Result<CustomResult, McpError> {
         let method = request.method.as_str();
-        let removed = REMOVED_IN_2026_07_28.contains(&method)
-            && context
-                .protocol_version()
-                .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
-        if KNOWN_METHODS.contains(&method) && !removed {
+        if KNOWN_METHODS.contains(&method) && !versions::removed(method, context.protocol_version())
+        {
             Err(McpError::invalid_params(
                 sentences::parameters_of_the_wrong_shape(),
                 None,

@@ -12,7 +12,7 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde_json::{Value, json};
 
-use crate::mcp::server::PROTOCOL_VERSIONS;
+use crate::mcp::versions::PROTOCOL_VERSIONS;
 use crate::stack::credential::Key;
 
 /// The largest request body taken; a larger one is refused before it is read.

@@ -5,7 +5,7 @@
 use bytes::{Bytes, BytesMut};
 use futures::{Stream, StreamExt};
 
-use crate::mcp::server::PROTOCOL_VERSIONS;
+use crate::mcp::versions::PROTOCOL_VERSIONS;
 
 /// The first version whose clients expect the priming event.
 const FIRST_PRIMED: &str = "2025-11-25";
