@@ -289,30 +289,40 @@ pub fn http_settings(
         set(ADDRESS).ok_or(ConfigError::Missing(ADDRESS))?.trim(),
         set(PIN).as_deref(),
     )?;
-    let list = |text: String| -> Vec<String> {
-        text.split(',')
-            .map(str::trim)
-            .filter(|item| !item.is_empty())
-            .map(str::to_owned)
-            .collect()
-    };
-    let names = list(set(NAMES).unwrap_or_else(|| DEFAULT_NAMES.join(",")));
-    if names.is_empty()
-        || names
-            .iter()
-            .any(|name| name.contains(['/', ' ', ':']) && name.parse::<IpAddr>().is_err())
-    {
-        return Err(ConfigError::BadNames);
-    }
     Ok(HttpSettings {
         listen,
         stack,
-        names,
-        state: PathBuf::from(set(STATE).unwrap_or_else(|| DEFAULT_STATE.to_owned())),
+        names: served_names(&set)?,
+        state: state_folder(&set),
         origins: set(ORIGINS).map(list),
         conduct: conduct(&set)?,
         limits: limits(&set)?,
     })
+}
+
+/// The names the HTTP mode is reached by, which its certificate covers.
+pub fn served_names(set: &impl Fn(&str) -> Option<String>) -> Result<Vec<String>, ConfigError> {
+    let names = list(set(NAMES).unwrap_or_else(|| DEFAULT_NAMES.join(",")));
+    let malformed =
+        |name: &String| name.contains(['/', ' ', ':']) && name.parse::<IpAddr>().is_err();
+    if names.is_empty() || names.iter().any(malformed) {
+        return Err(ConfigError::BadNames);
+    }
+    Ok(names)
+}
+
+/// Where the HTTP mode keeps its certificate and its offer secret.
+pub fn state_folder(set: &impl Fn(&str) -> Option<String>) -> PathBuf {
+    PathBuf::from(set(STATE).unwrap_or_else(|| DEFAULT_STATE.to_owned()))
+}
+
+/// The items of a comma-separated setting.
+fn list(text: String) -> Vec<String> {
+    text.split(',')
+        .map(str::trim)
+        .filter(|item| !item.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// The HTTP mode's limits, each from its setting or its default.

@@ -40,6 +40,11 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The certificate the HTTP mode serves (kept in LEMONFIBER_STATE, for LEMONFIBER_NAMES).
+    Certificate {
+        #[command(subcommand)]
+        action: CertificateAction,
+    },
     /// Run an embedded demo stack on loopback, with demo keys, to try the server against.
     Demo {
         /// Print one JSON line once listening, instead of instructions for a person.
@@ -57,6 +62,13 @@ enum Command {
         #[arg(long, value_name = "DIR")]
         key_dir: Option<PathBuf>,
     },
+}
+
+#[derive(Subcommand)]
+enum CertificateAction {
+    /// Replace it with a new one and print its fingerprint; a running server serves the new one
+    /// within seconds, and every client pinning the old one must be given the new one.
+    Rotate,
 }
 
 fn main() -> ExitCode {
@@ -77,6 +89,9 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Stdio => exit_code(serve::stdio::run().await),
             Command::Http { listen, json } => exit_code(serve::http::run(listen, json).await),
+            Command::Certificate {
+                action: CertificateAction::Rotate,
+            } => exit_code(serve::http::rotate()),
             Command::Demo {
                 json,
                 listen,

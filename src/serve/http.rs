@@ -45,6 +45,8 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a request may take to be answered (a streamed answer may go on after).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 const SESSION_HEADER: &str = "mcp-session-id";
+/// How often the kept certificate is looked at, so that one `certificate rotate` made is served.
+const CERTIFICATE_LOOKED_AT_EVERY: Duration = Duration::from_secs(2);
 
 struct App {
     checks: Checks,
@@ -89,6 +91,13 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
         seal,
     });
     let ends = CancellationToken::new();
+    tokio::spawn(tls::keep_current(
+        settings.state.clone(),
+        certificate.resolver.clone(),
+        certificate.fingerprint,
+        CERTIFICATE_LOOKED_AT_EVERY,
+        ends.clone(),
+    ));
     let limits = settings.limits;
     let checks = Checks::new(&settings.names, settings.origins, address.port());
     let mcp_config = checks.mcp_service_config();
@@ -188,6 +197,24 @@ pub fn mcp_url(names: &[String], address: SocketAddr) -> String {
         host
     };
     format!("https://{host}:{}/mcp", address.port())
+}
+
+/// `lemonfiber-mcp certificate rotate`: a new certificate in place of the one kept in the state
+/// folder, which a running server serves within seconds, connections already open keeping theirs.
+pub fn rotate() -> Result<(), Fatal> {
+    let set = |name: &str| std::env::var(name).ok();
+    let names = config::served_names(&set)?;
+    let state = config::state_folder(&set);
+    let presented = tls::make_and_keep(&state, &names).map_err(StartError::from)?;
+    println!(
+        "New certificate fingerprint (SHA-256): {}",
+        presented.fingerprint.to_hex()
+    );
+    println!(
+        "Every client that pins the old fingerprint must be given this one: until then it cannot \
+         connect."
+    );
+    Ok(())
 }
 
 /// F13-R13: who can check the certificate this mode serves.
