@@ -51,6 +51,10 @@ pub struct LemonfiberServer {
     notices: Notices,
 }
 
+/// The audit's word for a call refused for its arguments, which a resource read also answers as
+/// invalid params.
+const ARGUMENTS_REFUSED: &str = "arguments";
+
 /// Who a call is for: the client, the progress token it gave (if any), and whether it has
 /// cancelled the request.
 struct Caller {
@@ -271,7 +275,10 @@ impl LemonfiberServer {
         let arguments = match arguments::check(tool.parameters_for(offer.audience), given) {
             Ok(arguments) => arguments,
             Err(problem) => {
-                return Ran::refused(outcome::argument_refused(&problem, tool.name), "arguments");
+                return Ran::refused(
+                    outcome::argument_refused(&problem, tool.name),
+                    ARGUMENTS_REFUSED,
+                );
             }
         };
         let answered = match tool.operation {
@@ -541,7 +548,7 @@ fn resource_error(
     let named = Some(json!({ "uri": uri }));
     match decided {
         Decided {
-            decision: Decision::NotOffered | Decision::RefusedBeforeStack("arguments"),
+            decision: Decision::NotOffered | Decision::RefusedBeforeStack(ARGUMENTS_REFUSED),
             ..
         } => McpError::invalid_params(sentence, named),
         Decided {

@@ -393,7 +393,7 @@ async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> 
         .headers()
         .get(SESSION_HEADER)
         .is_some_and(|value| value.to_str().is_ok());
-    let opens_a_session = message.initializes && !names_a_session;
+    let opens_a_session = message.initializes() && !names_a_session;
     if !opens_a_session {
         return answered(service, request, held, primes).await;
     }

@@ -62,15 +62,7 @@ pub fn server_config(
     certificate: CertificateDer<'static>,
     key: PrivateKeyDer<'static>,
 ) -> Result<Arc<ServerConfig>, CertError> {
-    let mut config =
-        ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
-            .with_safe_default_protocol_versions()
-            .map_err(CertError::Tls)?
-            .with_no_client_auth()
-            .with_single_cert(vec![certificate], key)
-            .map_err(CertError::Unusable)?;
-    config.alpn_protocols = vec![b"http/1.1".to_vec()];
-    Ok(Arc::new(config))
+    config_presenting(Swappable::new(presented(certificate, key)?.certified))
 }
 
 /// A certificate with its key, as a handshake presents it, and its fingerprint.
@@ -113,15 +105,28 @@ pub fn own_certificate(state: &Path, names: &[String]) -> Result<Served, CertErr
 
 /// The certificate and key kept in `state`, if they are whole and belong together.
 pub fn kept_in(state: &Path) -> Result<Presented, CertError> {
-    let certificate_file = state.join(CERTIFICATE_FILE);
     let key_file = state.join(KEY_FILE);
-    let read = |file: &Path| {
-        std::fs::read(file).map_err(|error| CertError::NotRead(file.to_owned(), error))
-    };
-    let certificate = CertificateDer::from_pem_slice(&read(&certificate_file)?)
-        .map_err(|error| CertError::NotACertificate(certificate_file.clone(), error))?;
     let key = PrivateKeyDer::from_pem_slice(&read(&key_file)?)
         .map_err(|_| CertError::NotAKey(key_file.clone()))?;
+    presented(kept_certificate(state)?, key)
+}
+
+/// The certificate kept in `state`, without its key.
+fn kept_certificate(state: &Path) -> Result<CertificateDer<'static>, CertError> {
+    let file = state.join(CERTIFICATE_FILE);
+    CertificateDer::from_pem_slice(&read(&file)?)
+        .map_err(|error| CertError::NotACertificate(file, error))
+}
+
+fn read(file: &Path) -> Result<Vec<u8>, CertError> {
+    std::fs::read(file).map_err(|error| CertError::NotRead(file.to_owned(), error))
+}
+
+/// A certificate and its key as a handshake presents them, if the key is the certificate's.
+fn presented(
+    certificate: CertificateDer<'static>,
+    key: PrivateKeyDer<'static>,
+) -> Result<Presented, CertError> {
     let fingerprint = Fingerprint::of_certificate(&certificate);
     let certified = CertifiedKey::from_der(
         vec![certificate],
@@ -155,16 +160,8 @@ pub fn make_and_keep(state: &Path, names: &[String]) -> Result<Presented, CertEr
     write_file(&state.join(KEY_FILE), key_pair.serialize_pem().as_bytes())?;
     write_file(&state.join(CERTIFICATE_FILE), certificate.pem().as_bytes())?;
     write_file(&state.join(NAMES_FILE), names.join("\n").as_bytes())?;
-    let der = certificate.der().clone();
-    let fingerprint = Fingerprint::of_certificate(&der);
     let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key_pair.serialize_der()));
-    let certified =
-        CertifiedKey::from_der(vec![der], key, &rustls::crypto::ring::default_provider())
-            .map_err(CertError::Unusable)?;
-    Ok(Presented {
-        certified: Arc::new(certified),
-        fingerprint,
-    })
+    presented(certificate.der().clone(), key)
 }
 
 /// Keeps the served certificate the one kept in `state`: looks every `every` until `ends`, and
@@ -182,6 +179,13 @@ pub async fn keep_current(
         tokio::select! {
             () = ends.cancelled() => return,
             () = tokio::time::sleep(every) => {}
+        }
+        // The certificate alone says whether anything changed; the key is read only then.
+        let unchanged = kept_certificate(&state)
+            .is_ok_and(|kept| Fingerprint::of_certificate(&kept) == serving);
+        if unchanged {
+            last_problem = None;
+            continue;
         }
         match kept_in(&state) {
             Ok(presented) if presented.fingerprint != serving => {

@@ -13,10 +13,15 @@ pub const INVALID_REQUEST: i64 = -32600;
 /// A body that is one JSON-RPC message: what the server needs to know of it before MCP reads it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Message {
-    /// Whether it is an `initialize` request, which opens a session.
-    pub initializes: bool,
-    /// The protocol version an `initialize` asks for.
+    /// The protocol version an `initialize` asks for: `Some` only for an `initialize` request,
+    /// which opens a session.
     pub initialize_asks: Option<String>,
+}
+
+impl Message {
+    pub fn initializes(&self) -> bool {
+        self.initialize_asks.is_some()
+    }
 }
 
 /// Why a body is not one message MCP can take: the JSON-RPC error it is answered with.
@@ -72,13 +77,9 @@ pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
                 }
                 _ => None,
             };
-            Ok(Message {
-                initializes: initialize_asks.is_some(),
-                initialize_asks,
-            })
+            Ok(Message { initialize_asks })
         }
         Ok(_) => Ok(Message {
-            initializes: false,
             initialize_asks: None,
         }),
         Err(_) => refused(
@@ -144,7 +145,6 @@ mod tests {
             assert_eq!(
                 check(body.as_bytes()).ok(),
                 Some(Message {
-                    initializes: false,
                     initialize_asks: None
                 })
             );
@@ -153,7 +153,6 @@ mod tests {
         assert_eq!(
             check(initialize.as_bytes()).ok(),
             Some(Message {
-                initializes: true,
                 initialize_asks: Some("2025-06-18".to_owned())
             })
         );
