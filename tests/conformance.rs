@@ -19,16 +19,10 @@ mod demo;
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
 
-use demo::{DemoStack, Scratch, stop_gracefully};
+use demo::{DemoStack, Scratch, stop_gracefully, target_dir};
 use serde_json::Value;
 use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"))
-}
 
 fn conformance_dir() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/conformance")

@@ -18,7 +18,7 @@ mod mcp;
 use std::path::{Path, PathBuf};
 use std::process::Output;
 
-use demo::Scratch;
+use demo::{Scratch, target_dir};
 use serde_json::{Value, json};
 
 /// The copy builds under its own package name in this target directory, so it reuses every
@@ -27,12 +27,6 @@ const PROBE: &str = "lemonfiber-mcp-probe";
 
 fn project() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-}
-
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| project().join("target"))
 }
 
 fn copy_dir(from: &Path, to: &Path) {

@@ -23,7 +23,7 @@ use std::time::Duration;
 
 use demo::DemoStack;
 use http_server::http_server;
-use mcp::{Opening, Stdio};
+use mcp::Opening;
 use rmcp::model::{CallToolRequestParams, ProtocolVersion, ServerNotification, SubscriptionFilter};
 use rmcp::service::{ClientLifecycleMode, ClientServiceExt, RunningService, Subscription};
 use rmcp::transport::StreamableHttpClientTransport;
@@ -86,10 +86,7 @@ async fn a_client_that_asked_for_notices_hears_the_offer_changed() {
         .await
         .expect("logging/setLevel is served");
     narrow_the_offer(&demo, &server.client).await;
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(10);
-    while server.watcher.notices().is_empty() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
+    demo::eventually(|| !server.watcher.notices().is_empty()).await;
     assert_eq!(
         server.watcher.notices(),
         vec![serde_json::json!(
@@ -101,15 +98,7 @@ async fn a_client_that_asked_for_notices_hears_the_offer_changed() {
 #[tokio::test]
 async fn a_2026_07_28_client_over_stdio_hears_its_tools_changed() {
     let demo = DemoStack::start().await;
-    let server = Stdio::start_speaking(
-        &[
-            ("LEMONFIBER_ADDRESS", &demo.address),
-            ("LEMONFIBER_PIN", &demo.pin),
-            ("LEMONFIBER_KEY_FILE", &demo.read_key_file),
-        ],
-        Opening::Discover,
-    )
-    .await;
+    let server = mcp::connected_speaking(&demo, &demo.read_key_file, Opening::Discover).await;
     server.client.list_all_tools().await.expect("tools/list");
     let mut subscription = server
         .client

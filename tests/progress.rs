@@ -101,19 +101,12 @@ async fn a_cancelled_act_stops_following_its_job_and_the_job_goes_on() {
         .await
         .expect("update is sent");
     // Once the server follows the job, the caller gives up.
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    while server.watcher.progress().is_empty() && tokio::time::Instant::now() < deadline {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    demo::eventually(|| !server.watcher.progress().is_empty()).await;
     handle
         .cancel(Some("the person changed their mind".into()))
         .await
         .expect("cancelled");
-    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
-    while !server.stderr().contains("no longer followed") && tokio::time::Instant::now() < deadline
-    {
-        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
-    }
+    demo::eventually(|| server.stderr().contains("no longer followed")).await;
     assert!(
         server
             .stderr()

@@ -22,22 +22,10 @@ mod mcp;
 use demo::DemoStack;
 use http_server::http_server;
 use https::messages;
-use mcp::{Opening, Stdio, text_of};
+use mcp::{Opening, Stdio, connected_speaking, text_of};
 use rmcp::ServiceError;
 use rmcp::model::{ErrorCode, ProtocolVersion};
 use serde_json::{Value, json};
-
-async fn speaking(demo: &DemoStack, key_file: &str, opening: Opening) -> Stdio {
-    Stdio::start_speaking(
-        &[
-            ("LEMONFIBER_ADDRESS", &demo.address),
-            ("LEMONFIBER_PIN", &demo.pin),
-            ("LEMONFIBER_KEY_FILE", key_file),
-        ],
-        opening,
-    )
-    .await
-}
 
 /// The JSON-RPC error a resource read came to: its code and its data.
 async fn read_error(server: &Stdio, uri: &str) -> (ErrorCode, Option<Value>) {
@@ -54,7 +42,7 @@ async fn a_resource_read_that_fails_gets_the_code_of_the_version_spoken() {
     let nowhere = "lemonfiber://read/nothing-here";
 
     // 2025-11-25: what the stack says is not there, and what no read serves, is -32002.
-    let legacy = speaking(
+    let legacy = connected_speaking(
         &demo,
         &demo.read_key_file,
         Opening::Initialize(ProtocolVersion::V_2025_11_25),
@@ -69,7 +57,7 @@ async fn a_resource_read_that_fails_gets_the_code_of_the_version_spoken() {
     }
 
     // 2026-07-28: an invalid-params error naming the resource.
-    let current = speaking(&demo, &demo.read_key_file, Opening::Discover).await;
+    let current = connected_speaking(&demo, &demo.read_key_file, Opening::Discover).await;
     for uri in [missing, nowhere] {
         assert_eq!(
             read_error(&current, uri).await,
@@ -85,7 +73,7 @@ async fn a_resource_read_that_fails_gets_the_code_of_the_version_spoken() {
         Opening::Initialize(ProtocolVersion::V_2025_11_25),
         Opening::Discover,
     ] {
-        let member = speaking(&demo, &demo.member_key_file, opening).await;
+        let member = connected_speaking(&demo, &demo.member_key_file, opening).await;
         assert_eq!(
             read_error(&member, not_offered).await,
             (ErrorCode::INVALID_PARAMS, Some(json!({"uri": not_offered})))
@@ -96,7 +84,7 @@ async fn a_resource_read_that_fails_gets_the_code_of_the_version_spoken() {
 #[tokio::test]
 async fn a_2025_03_26_client_lists_and_calls_tools_over_stdio() {
     let demo = DemoStack::start().await;
-    let server = speaking(
+    let server = connected_speaking(
         &demo,
         &demo.read_key_file,
         Opening::Initialize(ProtocolVersion::V_2025_03_26),
@@ -190,12 +178,7 @@ async fn initialize(
     version: &str,
 ) -> (String, String) {
     let opened = server
-        .post(
-            Some(key),
-            &json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-                    "params": {"protocolVersion": version, "capabilities": {},
-                               "clientInfo": {"name": "a client", "version": "1"}}}),
-        )
+        .post(Some(key), &http_server::initialize_asking(version))
         .send()
         .await
         .expect("initialize");
@@ -268,7 +251,7 @@ async fn on_2026_07_28_every_result_names_the_server_and_before_it_none_does() {
         meta.and_then(|meta| meta.get("io.modelcontextprotocol/serverInfo"))
             .and_then(|info| info["name"].as_str().map(str::to_owned))
     };
-    let current = speaking(&demo, &demo.read_key_file, Opening::Discover).await;
+    let current = connected_speaking(&demo, &demo.read_key_file, Opening::Discover).await;
     let tools = current.client.list_tools(None).await.expect("tools/list");
     assert_eq!(
         named(tools.meta.as_ref()).as_deref(),
@@ -294,7 +277,7 @@ async fn on_2026_07_28_every_result_names_the_server_and_before_it_none_does() {
         .expect("resources/read");
     assert_eq!(named(read.meta.as_ref()).as_deref(), Some("lemonfiber-mcp"));
 
-    let legacy = speaking(
+    let legacy = connected_speaking(
         &demo,
         &demo.read_key_file,
         Opening::Initialize(ProtocolVersion::V_2025_11_25),

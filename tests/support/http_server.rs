@@ -43,8 +43,13 @@ pub fn fresh_dir(what: &str) -> PathBuf {
 }
 
 pub fn initialize() -> Value {
+    initialize_asking("2025-11-25")
+}
+
+/// An `initialize` request asking for `version`.
+pub fn initialize_asking(version: &str) -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
-           "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}})
+           "params": {"protocolVersion": version, "capabilities": {}, "clientInfo": {"name": "test", "version": "0"}}})
 }
 
 /// A `tools/call` request.

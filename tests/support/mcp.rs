@@ -212,12 +212,20 @@ impl Stdio {
 
 /// The real server over stdio, reaching the demo stack with the key in `key_file`.
 pub async fn connected(demo: &DemoStack, key_file: &str) -> Stdio {
-    Stdio::start(&[
+    Stdio::start(&demo_settings(demo, key_file)).await
+}
+
+/// As `connected`, with a client that opens as `opening` says.
+pub async fn connected_speaking(demo: &DemoStack, key_file: &str, opening: Opening) -> Stdio {
+    Stdio::start_speaking(&demo_settings(demo, key_file), opening).await
+}
+
+fn demo_settings<'a>(demo: &'a DemoStack, key_file: &'a str) -> [(&'static str, &'a str); 3] {
+    [
         ("LEMONFIBER_ADDRESS", &demo.address),
         ("LEMONFIBER_PIN", &demo.pin),
         ("LEMONFIBER_KEY_FILE", key_file),
-    ])
-    .await
+    ]
 }
 
 /// The listed tool of that name.
