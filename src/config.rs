@@ -10,6 +10,12 @@ use crate::fingerprint::{Fingerprint, FingerprintError};
 use crate::stack::credential::{Key, KeyError};
 use crate::stack::{AnswerLimits, StackAddress};
 
+mod tls;
+pub use tls::{
+    ACME_DIRECTORY, ACME_DNS_HOOK, ACME_HTTP, AcmeChallenge, AcmeSettings, TLS_MODE, TlsMode,
+    tls_mode,
+};
+
 pub const ADDRESS: &str = "LEMONFIBER_ADDRESS";
 pub const PIN: &str = "LEMONFIBER_PIN";
 pub const KEY_FILE: &str = "LEMONFIBER_KEY_FILE";
@@ -86,6 +92,43 @@ pub enum ConfigError {
     BadListen,
     #[error("{NAMES} must list the names this server is reached by, separated by commas")]
     BadNames,
+    #[error("{TLS_MODE} must be pinned, files, private-ca or acme")]
+    BadTlsMode,
+    #[error("{TLS_MODE} is {0}, which needs {1}")]
+    ModeNeeds(&'static str, &'static str),
+    #[error(
+        "{0} is set, but {TLS_MODE} is {1}, which does not use it; unset it or choose its mode"
+    )]
+    NotThisMode(&'static str, &'static str),
+    #[error("{ACME_DIRECTORY} must be the https URL of an ACME directory")]
+    BadAcmeDirectory,
+    #[error(
+        "{} must list e-mail addresses, separated by commas",
+        tls::ACME_CONTACT
+    )]
+    BadAcmeContact,
+    #[error("{ACME_HTTP} is not an address to listen on for HTTP-01, such as [::]:80")]
+    BadAcmeHttp,
+    #[error(
+        "both {ACME_HTTP} and {ACME_DNS_HOOK} are set; choose one challenge (or neither, for TLS-ALPN-01 on the \
+         serving address)"
+    )]
+    TwoAcmeChallenges,
+    #[error(
+        "{TLS_MODE} is acme, which needs {NAMES}: the public names this server is reached by, which the \
+         authority certifies"
+    )]
+    AcmeNeedsNames,
+    #[error(
+        "{NAMES} lists the address {0}, which acme mode does not ask an authority to certify; list domain names, \
+         or use files or private-ca for addresses"
+    )]
+    AcmeAddress(String),
+    #[error(
+        "certificate rotate replaces the certificate of the pinned mode, and {TLS_MODE} is {0}, whose certificate \
+         comes from elsewhere"
+    )]
+    RotateIsPinned(&'static str),
 }
 
 /// How the server deals with the stack and the assistant, whichever way it is reached.
@@ -264,6 +307,7 @@ pub struct HttpSettings {
     pub stack: StackAddress,
     pub names: Vec<String>,
     pub state: PathBuf,
+    pub tls: TlsMode,
     /// Origins a browser may call from; `None`: the served names themselves.
     pub origins: Option<Vec<String>>,
     pub conduct: Conduct,
@@ -289,11 +333,17 @@ pub fn http_settings(
         set(ADDRESS).ok_or(ConfigError::Missing(ADDRESS))?.trim(),
         set(PIN).as_deref(),
     )?;
+    let names = served_names(&set)?;
+    let tls = tls_mode(&set)?;
+    if matches!(tls, TlsMode::Acme(_)) {
+        tls::acme_names(&set, &names)?;
+    }
     Ok(HttpSettings {
         listen,
         stack,
-        names: served_names(&set)?,
+        names,
         state: state_folder(&set),
+        tls,
         origins: set(ORIGINS).map(list),
         conduct: conduct(&set)?,
         limits: limits(&set)?,

@@ -203,6 +203,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         },
         names: names.clone(),
         state: key_directory.join("mcp"),
+        tls: config::TlsMode::Pinned,
         origins: None,
         conduct: Conduct::default_conduct(),
         // The HTTP mode's limits, as its settings give them: a checker that opens many sessions
@@ -304,7 +305,7 @@ fn print_for_a_person(demo: &Demo, served: &Served, key_directory: &Path) {
     println!(
         "  fingerprint  {} (SHA-256; pin it, or trust {})",
         served.mcp.fingerprint.to_hex(),
-        served.mcp.certificate_file.display()
+        served.mcp.trust_file.display()
     );
     println!("  key          send one of the keys above as: Authorization: Bearer <key>\n");
     println!("The demo runs until you stop it (Ctrl-C); its keys are deleted then.");

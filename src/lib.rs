@@ -17,3 +17,4 @@ mod mcp;
 pub mod redact;
 pub mod serve;
 pub mod stack;
+mod state;

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::fmt;
 use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -382,11 +382,7 @@ fn unreadable(file: &Path, error: std::io::Error) -> SealError {
 }
 
 fn make_folder(folder: &Path) -> Result<(), SealError> {
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(folder)
-        .map_err(|error| SealError::NoFolder(folder.to_owned(), error))
+    crate::state::make_folder(folder).map_err(|error| SealError::NoFolder(folder.to_owned(), error))
 }
 
 /// Keeps `secret` in `file`, readable by its owner only, unless another replica got there first:

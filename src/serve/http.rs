@@ -29,7 +29,7 @@ use tokio_util::sync::CancellationToken;
 
 use super::tls;
 use crate::access::consent::{Seal, SealError};
-use crate::config::{self, HttpSettings};
+use crate::config::{self, ConfigError, HttpSettings, TlsMode};
 use crate::fingerprint::Fingerprint;
 use crate::mcp::audit;
 use crate::mcp::server::Common;
@@ -45,9 +45,6 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a request may take to be answered (a streamed answer may go on after).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 const SESSION_HEADER: &str = "mcp-session-id";
-/// How often the kept certificate is looked at, so that one `certificate rotate` made is served.
-const CERTIFICATE_LOOKED_AT_EVERY: Duration = Duration::from_secs(2);
-
 struct App {
     checks: Checks,
     keys: KeyServices,
@@ -60,7 +57,10 @@ struct App {
 pub struct Serving {
     pub address: SocketAddr,
     pub fingerprint: Fingerprint,
-    pub certificate_file: std::path::PathBuf,
+    /// The PEM a client trusts to check the server.
+    pub trust_file: std::path::PathBuf,
+    /// Who can check the certificate served (F13-R13).
+    pub who_can_check: String,
     pub ends: CancellationToken,
     pub done: tokio::task::JoinHandle<std::io::Result<()>>,
 }
@@ -80,7 +80,6 @@ pub enum StartError {
 
 /// Starts serving; answers once listening.
 pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
-    let certificate = tls::own_certificate(&settings.state, &settings.names)?;
     let cannot_listen = |error| StartError::Listen(settings.listen, error);
     let listener = std::net::TcpListener::bind(settings.listen).map_err(cannot_listen)?;
     listener.set_nonblocking(true).map_err(cannot_listen)?;
@@ -91,13 +90,8 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
         seal,
     });
     let ends = CancellationToken::new();
-    tokio::spawn(tls::keep_current(
-        settings.state.clone(),
-        certificate.resolver.clone(),
-        certificate.fingerprint,
-        CERTIFICATE_LOOKED_AT_EVERY,
-        ends.clone(),
-    ));
+    let certificate =
+        tls::serve_certificate(&settings.tls, &settings.state, &settings.names, &ends)?;
     let limits = settings.limits;
     let checks = Checks::new(&settings.names, settings.origins, address.port());
     let mcp_config = checks.mcp_service_config();
@@ -107,9 +101,13 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
         peers: PeerAllowances::new(limits.peer_per_minute, limits.peer_new_keys_per_minute),
         under_way: Arc::new(Semaphore::new(limits.under_way.get())),
     });
-    let router = Router::new()
+    let mut router = Router::new()
         .route("/health", get(health))
-        .route("/mcp", any(mcp))
+        .route("/mcp", any(mcp));
+    if let Some(root) = certificate.root_pem.clone() {
+        router = router.route("/root.pem", get(move || root_pem(root)));
+    }
+    let router = router
         .fallback(|| async {
             refusal(StatusCode::NOT_FOUND, "not_found", "MCP is served at /mcp.")
         })
@@ -138,7 +136,8 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     Ok(Serving {
         address,
         fingerprint: certificate.fingerprint,
-        certificate_file: certificate.certificate_file,
+        trust_file: certificate.trust_file,
+        who_can_check: certificate.who_can_check,
         ends,
         done,
     })
@@ -149,15 +148,17 @@ pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fat
     settings.stack.pin.withhold_from_output();
     audit::write_to(settings.conduct.audit.as_deref()).map_err(Fatal::AuditFile)?;
     let names = settings.names.clone();
+    let tls_mode = settings.tls.name();
     let serving = serve(settings).await?;
     let url = mcp_url(&names, serving.address);
     tracing::info!(url = %url, fingerprint = %serving.fingerprint.to_hex(), "serving MCP over HTTPS");
-    tracing::info!("{}", who_can_check(&serving.fingerprint));
+    tracing::info!(mode = tls_mode, "{}", serving.who_can_check);
     if print_json {
         let line = json!({
             "mcp_url": url,
             "mcp_pin": serving.fingerprint.to_hex(),
-            "certificate_file": serving.certificate_file.display().to_string(),
+            "certificate_file": serving.trust_file.display().to_string(),
+            "tls_mode": tls_mode,
         });
         println!("{line}");
     } else {
@@ -166,7 +167,7 @@ pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fat
             "Certificate fingerprint (SHA-256): {}",
             serving.fingerprint.to_hex()
         );
-        println!("{}", who_can_check(&serving.fingerprint));
+        println!("{}", serving.who_can_check);
     }
     let Serving { ends, done, .. } = serving;
     tokio::select! {
@@ -205,6 +206,10 @@ pub fn rotate() -> Result<(), Fatal> {
     let set = |name: &str| std::env::var(name).ok();
     let names = config::served_names(&set)?;
     let state = config::state_folder(&set);
+    let mode = config::tls_mode(&set)?;
+    if mode != TlsMode::Pinned {
+        return Err(ConfigError::RotateIsPinned(mode.name()).into());
+    }
     let presented = tls::make_and_keep(&state, &names).map_err(StartError::from)?;
     println!(
         "New certificate fingerprint (SHA-256): {}",
@@ -217,15 +222,13 @@ pub fn rotate() -> Result<(), Fatal> {
     Ok(())
 }
 
-/// F13-R13: who can check the certificate this mode serves.
-pub fn who_can_check(fingerprint: &Fingerprint) -> String {
-    let fingerprint = fingerprint.to_hex();
-    format!(
-        "This server serves a certificate of its own. Only a client that pins its fingerprint ({fingerprint}) or \
-         trusts the certificate file can check it, so only assistants that connect from your own devices can \
-         reach it. An assistant whose provider makes the connection can reach it only with a publicly trusted \
-         certificate."
+/// The private root, for a household device to install; it is public, so no key is asked for.
+async fn root_pem(root: Arc<str>) -> Response {
+    (
+        [(header::CONTENT_TYPE, "application/x-pem-file")],
+        root.to_string(),
     )
+        .into_response()
 }
 
 /// Says the server is up; nothing about any key.

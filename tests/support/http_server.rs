@@ -61,8 +61,14 @@ impl HttpServer {
     /// `lemonfiber-mcp http --json` against the stack at `address`, with these settings besides.
     pub async fn start(address: &str, pin: &str, settings: &[(&str, &str)]) -> HttpServer {
         let mut command = Command::new(BINARY);
+        command.args(["http", "--json"]);
+        if !settings
+            .iter()
+            .any(|(name, _)| *name == "LEMONFIBER_LISTEN")
+        {
+            command.args(["--listen", "127.0.0.1:0"]);
+        }
         command
-            .args(["http", "--json", "--listen", "127.0.0.1:0"])
             .env_clear()
             .env("LEMONFIBER_ADDRESS", address)
             .env("LEMONFIBER_PIN", pin)
@@ -168,10 +174,25 @@ impl HttpServer {
             .expect("answered")
     }
 
+    /// Where the server listens.
+    pub fn address(&self) -> std::net::SocketAddr {
+        let authority = self
+            .url
+            .trim_start_matches("https://")
+            .trim_end_matches("/mcp");
+        let port = authority.rsplit_once(':').expect("a port").1;
+        ([127, 0, 0, 1], port.parse().expect("a port")).into()
+    }
+
     /// Opens a session with `key`: its identifier.
     pub async fn open_session(&self, key: &str) -> String {
+        self.open_session_with(&self.client, key).await
+    }
+
+    /// Opens a session with `key` on `client`'s connection: its identifier.
+    pub async fn open_session_with(&self, client: &reqwest::Client, key: &str) -> String {
         let response = self
-            .post(Some(key), &initialize())
+            .post_with(client, Some(key), &initialize())
             .send()
             .await
             .expect("initialize");
@@ -185,7 +206,7 @@ impl HttpServer {
             .to_owned();
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         let response = self
-            .post(Some(key), &initialized)
+            .post_with(client, Some(key), &initialized)
             .header("mcp-session-id", &session)
             .send()
             .await

@@ -1,0 +1,328 @@
+//! `acme`: a certificate issued by an ACME authority (RFC 8555): a public one, for assistants
+//! whose provider makes the connection, or one the operator runs. The account and the issued
+//! certificate are kept in the state folder, so a restart neither registers again nor asks for a
+//! certificate it has. Until the first is issued a stand-in of the server's own is served. It
+//! renews when a third of the lifetime is left, tries again with a growing wait (or as long as the
+//! authority asks), and a failed renewal never takes the working certificate out of service.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, SystemTime};
+
+use instant_acme::{
+    Account, AccountCredentials, AuthorizationStatus, Identifier, NewAccount, NewOrder,
+    OrderStatus, RetryPolicy,
+};
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::{CertificateDer, PrivateKeyDer};
+use tokio_util::sync::CancellationToken;
+
+use super::inspect::{Lifetime, said, uncovered, until};
+use super::{CertError, Presented, Started, Swappable, chain_in, keep, key_in, presented};
+use crate::config::AcmeSettings;
+
+mod answers;
+mod connection;
+use answers::Answers;
+use connection::Connection;
+
+const ACCOUNT_FILE: &str = "acme-account.json";
+const CERTIFICATE_FILE: &str = "acme-certificate.pem";
+const KEY_FILE: &str = "acme-key.pem";
+/// The wait after a first failure; it doubles with each failure after, up to the longest.
+const FIRST_WAIT: Duration = Duration::from_secs(10);
+const LONGEST_WAIT: Duration = Duration::from_secs(6 * 3600);
+/// How long an order may take to be validated and issued before it is given up.
+const ORDER_TIME: Duration = Duration::from_secs(300);
+
+/// Why a certificate could not be had from the authority this time. Names what the authority
+/// said, never the account's key.
+#[derive(Debug, thiserror::Error)]
+pub enum AcmeError {
+    #[error("the authority could not be asked to open the account: {0}")]
+    Account(#[source] instant_acme::Error),
+    #[error("the kept ACME account cannot be used: {0}")]
+    KeptAccount(String),
+    #[error("the authority did not take the order: {0}")]
+    Order(#[source] instant_acme::Error),
+    #[error("the authority offers no {0:?} challenge for {1}")]
+    NoChallenge(instant_acme::ChallengeType, String),
+    #[error("the authority holds {0} as {1:?}, which cannot be answered")]
+    Authorization(String, AuthorizationStatus),
+    #[error("the authority did not accept the answer for {0}: {1}")]
+    NotValidated(String, String),
+    #[error("the challenge answer could not be made: {0}")]
+    Answer(#[source] CertError),
+    #[error("cannot listen for HTTP-01 on {0}: {1}")]
+    Listen(std::net::SocketAddr, #[source] std::io::Error),
+    #[error("the DNS hook {hook} failed to {1} the record: {2}", hook = .0.display())]
+    Hook(PathBuf, &'static str, String),
+    #[error("the issued certificate cannot be served: {0}")]
+    Issued(#[source] CertError),
+}
+
+pub(super) fn start(
+    settings: &AcmeSettings,
+    state: &Path,
+    names: &[String],
+    ends: &CancellationToken,
+) -> Result<Started, CertError> {
+    let connection = Connection::new(settings.roots.as_deref())?;
+    let (first, lifetime) = match kept(state, names) {
+        Some((presented, lifetime)) => (presented, Some(lifetime)),
+        None => {
+            tracing::warn!(
+                directory = %settings.directory,
+                "no certificate has been issued yet: serving a stand-in of this server's own, which only a client \
+                 pinning it can check, until the authority issues one"
+            );
+            (super::pinned::own_certificate(state, names)?, None)
+        }
+    };
+    let resolver = Swappable::new(first.certified.clone());
+    let issuing = Issuing {
+        settings: settings.clone(),
+        state: state.to_owned(),
+        names: names.to_vec(),
+        connection,
+        resolver: resolver.clone(),
+        account: None,
+    };
+    tokio::spawn(issuing.keep_issued(lifetime, ends.clone()));
+    Ok(Started {
+        first,
+        resolver,
+        trust_file: state.join(CERTIFICATE_FILE),
+        root_pem: None,
+    })
+}
+
+/// The certificate issued before, if it is whole, covers `names` and is still valid.
+fn kept(state: &Path, names: &[String]) -> Option<(Presented, Lifetime)> {
+    let file = state.join(CERTIFICATE_FILE);
+    let chain = chain_in(&file).ok()?;
+    let lifetime = Lifetime::of(&chain[0], &file).ok()?;
+    lifetime.check(SystemTime::now(), &file).ok()?;
+    if !uncovered(&chain[0], names).is_empty() {
+        return None;
+    }
+    let presented = presented(chain, key_in(&state.join(KEY_FILE)).ok()?).ok()?;
+    Some((presented, lifetime))
+}
+
+/// The account as kept: the directory it belongs to, and its credentials.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct KeptAccount {
+    directory: String,
+    credentials: AccountCredentials,
+}
+
+struct Issuing {
+    settings: AcmeSettings,
+    state: PathBuf,
+    names: Vec<String>,
+    connection: Connection,
+    resolver: Arc<Swappable>,
+    account: Option<Account>,
+}
+
+impl Issuing {
+    /// Has a certificate issued whenever the one served (`serving`; `None`: the stand-in) is due
+    /// for renewal, until `ends`.
+    async fn keep_issued(mut self, serving: Option<Lifetime>, ends: CancellationToken) {
+        let mut wait = serving.map_or(Duration::ZERO, |lifetime| until(lifetime.renew_at()));
+        let mut after_failure = FIRST_WAIT;
+        loop {
+            tokio::select! {
+                () = ends.cancelled() => return,
+                () = tokio::time::sleep(wait) => {}
+            }
+            let issued = tokio::select! {
+                () = ends.cancelled() => return,
+                issued = self.issue() => issued,
+            };
+            match issued {
+                Ok(lifetime) => {
+                    after_failure = FIRST_WAIT;
+                    wait = until(lifetime.renew_at());
+                    tracing::info!(
+                        until = %said(lifetime.not_after),
+                        renews_at = %said(lifetime.renew_at()),
+                        "serving the certificate the ACME authority issued"
+                    );
+                }
+                Err(problem) => {
+                    let asked = self.connection.take_retry_after();
+                    wait = asked.map_or(after_failure, |asked| asked.max(after_failure));
+                    after_failure = (after_failure * 2).min(LONGEST_WAIT);
+                    tracing::warn!(
+                        %problem,
+                        next_try_in_seconds = wait.as_secs(),
+                        "no certificate from the ACME authority this time; the one in service stays"
+                    );
+                }
+            }
+        }
+    }
+
+    /// One order, from account to a certificate served and kept.
+    async fn issue(&mut self) -> Result<Lifetime, AcmeError> {
+        let account = self.account().await?;
+        let identifiers: Vec<Identifier> =
+            self.names.iter().cloned().map(Identifier::Dns).collect();
+        let mut order = account
+            .new_order(&NewOrder::new(&identifiers))
+            .await
+            .map_err(AcmeError::Order)?;
+        let mut answers = Answers::open(&self.settings.challenge, &self.resolver).await?;
+        let validated = validate(&mut order, &mut answers).await;
+        answers.withdraw().await;
+        validated?;
+        let key = order.finalize().await.map_err(AcmeError::Order)?;
+        let chain = order
+            .poll_certificate(&retries())
+            .await
+            .map_err(AcmeError::Order)?;
+        self.serve_and_keep(&chain, &key)
+    }
+
+    /// The account kept in the state folder for this directory, or a new one kept there.
+    async fn account(&mut self) -> Result<Account, AcmeError> {
+        if let Some(account) = &self.account {
+            return Ok(account.clone());
+        }
+        let file = self.state.join(ACCOUNT_FILE);
+        let directory = self.settings.directory.to_string();
+        let kept = std::fs::read(&file)
+            .ok()
+            .and_then(|bytes| serde_json::from_slice::<KeptAccount>(&bytes).ok())
+            .filter(|kept| kept.directory == directory);
+        let builder = Account::builder_with_http(Box::new(self.connection.clone()));
+        let account = match kept {
+            Some(kept) => builder
+                .from_credentials(kept.credentials)
+                .await
+                .map_err(AcmeError::Account)?,
+            None => {
+                let contact: Vec<&str> = self.settings.contact.iter().map(String::as_str).collect();
+                let (account, credentials) = builder
+                    .create(
+                        &NewAccount {
+                            contact: &contact,
+                            terms_of_service_agreed: true,
+                            only_return_existing: false,
+                        },
+                        directory.clone(),
+                        None,
+                    )
+                    .await
+                    .map_err(AcmeError::Account)?;
+                let kept = serde_json::to_vec(&KeptAccount {
+                    directory,
+                    credentials,
+                })
+                .map_err(|error| AcmeError::KeptAccount(error.to_string()))?;
+                keep(&self.state, ACCOUNT_FILE, &kept)
+                    .map_err(|error| AcmeError::KeptAccount(error.to_string()))?;
+                tracing::info!(file = %file.display(), "opened an account with the ACME authority");
+                account
+            }
+        };
+        self.account = Some(account.clone());
+        Ok(account)
+    }
+
+    /// Serves the issued `chain` with its `key`, once it is known to be servable, and keeps both
+    /// for the next start (the key first: a certificate is only ever kept beside its key).
+    fn serve_and_keep(&self, chain: &str, key: &str) -> Result<Lifetime, AcmeError> {
+        let issued = Path::new("the issued certificate");
+        let certificates = CertificateDer::pem_slice_iter(chain.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|error| {
+                AcmeError::Issued(CertError::NotACertificate(issued.to_owned(), error))
+            })?;
+        let leaf =
+            certificates
+                .first()
+                .cloned()
+                .ok_or(AcmeError::Issued(CertError::NoCertificate(
+                    issued.to_owned(),
+                )))?;
+        let missing = uncovered(&leaf, &self.names);
+        if !missing.is_empty() {
+            return Err(AcmeError::Issued(CertError::NamesNotCovered(
+                issued.to_owned(),
+                missing,
+            )));
+        }
+        let lifetime = Lifetime::of(&leaf, issued).map_err(AcmeError::Issued)?;
+        let private_key = PrivateKeyDer::from_pem_slice(key.as_bytes())
+            .map_err(|_| AcmeError::Issued(CertError::NotAKey(issued.to_owned())))?;
+        let presented = presented(certificates, private_key).map_err(AcmeError::Issued)?;
+        self.resolver.swap(presented.certified);
+        let kept = keep(&self.state, KEY_FILE, key.as_bytes())
+            .and_then(|()| keep(&self.state, CERTIFICATE_FILE, chain.as_bytes()));
+        if let Err(problem) = kept {
+            tracing::warn!(%problem, "the issued certificate is served but could not be kept for the next start");
+        }
+        Ok(lifetime)
+    }
+}
+
+/// Answers each pending authorization of `order` and waits for the authority to validate them.
+async fn validate(order: &mut instant_acme::Order, answers: &mut Answers) -> Result<(), AcmeError> {
+    let mut authorizations = order.authorizations();
+    while let Some(authorization) = authorizations.next().await {
+        let mut authorization = authorization.map_err(AcmeError::Order)?;
+        let name = authorization.identifier().to_string();
+        match authorization.status {
+            AuthorizationStatus::Valid => continue,
+            AuthorizationStatus::Pending => {}
+            other => return Err(AcmeError::Authorization(name, other)),
+        }
+        let kind = answers.kind();
+        let mut challenge = authorization
+            .challenge(kind.clone())
+            .ok_or(AcmeError::NoChallenge(kind, name.clone()))?;
+        let token = challenge.token.clone();
+        answers
+            .give(&name, &token, &challenge.key_authorization())
+            .await?;
+        challenge.set_ready().await.map_err(AcmeError::Order)?;
+    }
+    match order.poll_ready(&retries()).await {
+        Ok(OrderStatus::Ready) => Ok(()),
+        Ok(_) => Err(why_not_validated(order).await),
+        Err(instant_acme::Error::Api(problem)) => Err(AcmeError::NotValidated(
+            "the order".to_owned(),
+            problem.to_string(),
+        )),
+        Err(other) => Err(AcmeError::Order(other)),
+    }
+}
+
+/// What the authority said of the first answer it did not accept.
+async fn why_not_validated(order: &mut instant_acme::Order) -> AcmeError {
+    let mut authorizations = order.authorizations();
+    while let Some(Ok(mut authorization)) = authorizations.next().await {
+        let Ok(state) = authorization.refresh().await else {
+            continue;
+        };
+        let name = state.identifier().to_string();
+        if let Some(problem) = state
+            .challenges
+            .iter()
+            .find_map(|challenge| challenge.error.as_ref())
+        {
+            return AcmeError::NotValidated(name, problem.to_string());
+        }
+    }
+    AcmeError::NotValidated("the order".to_owned(), "no reason given".to_owned())
+}
+
+fn retries() -> RetryPolicy {
+    RetryPolicy::new()
+        .initial_delay(Duration::from_millis(250))
+        .backoff(1.5)
+        .timeout(ORDER_TIME)
+}

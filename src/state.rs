@@ -1,0 +1,35 @@
+//! The state folder the HTTP mode keeps what it must remember in (its certificates, its ACME
+//! account, the secret offers are sealed with): its owner's alone, 0700, and each file 0600,
+//! written whole or not at all so that a crash or a reader never sees half of one.
+
+use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+use std::path::Path;
+
+/// Makes `folder` (and what leads to it) readable by its owner only, if it is not there yet.
+pub fn make_folder(folder: &Path) -> std::io::Result<()> {
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(folder)
+}
+
+/// Writes `bytes` to `path` whole or not at all, readable by its owner only: to a file beside
+/// it, flushed to disk, then renamed over it.
+pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    let partial = path.with_extension("partial");
+    let write = || -> std::io::Result<()> {
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .mode(0o600)
+            .open(&partial)?;
+        file.write_all(bytes)?;
+        file.sync_all()?;
+        std::fs::rename(&partial, path)
+    };
+    write().inspect_err(|_| {
+        let _ = std::fs::remove_file(&partial);
+    })
+}
