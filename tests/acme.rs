@@ -209,7 +209,16 @@ async fn http_01_is_answered_on_a_listener_open_only_while_the_order_is_pending(
         served_fingerprint(again.address(), NAME, &root),
         Ok(again.pin.clone())
     );
-    assert!(!again.stderr().contains("stand-in"), "{}", again.stderr());
+    let logged = within(Duration::from_secs(10), || {
+        again.stderr().contains("mode=\"acme\"")
+    })
+    .await;
+    assert!(logged, "{}", again.stderr());
+    assert!(
+        !again.stderr().contains("serving a stand-in"),
+        "{}",
+        again.stderr()
+    );
 }
 
 #[tokio::test]
@@ -241,4 +250,119 @@ async fn dns_01_is_answered_through_the_operators_hook() {
         pebble::read(&calls)
     );
     assert!(pebble::read(&calls).starts_with(&format!("set {record}\n")));
+}
+
+#[tokio::test]
+async fn a_failed_renewal_keeps_the_working_certificate_in_service() {
+    let demo = DemoStack::start().await;
+    let ports = ports();
+    let mut pebble = Pebble::start(&ports, 15).await;
+    let root = pebble.issuing_root().await;
+    let state = Scratch::at(fresh_dir("acme-down"));
+    let server = acme_server(&demo, &pebble, &ports, &state, &[]).await;
+    let working = issued(&server, &root).await;
+
+    pebble.stop_authority();
+    let tried = within(Duration::from_secs(40), || {
+        server
+            .stderr()
+            .contains("no certificate from the ACME authority this time; the one in service stays")
+    })
+    .await;
+    assert!(
+        tried,
+        "the renewal was tried and failed: {}",
+        server.stderr()
+    );
+    assert_eq!(
+        served_fingerprint(server.address(), NAME, &root),
+        Ok(working)
+    );
+}
+
+/// An authority that refuses every new account with `429` and `Retry-After: 42`, as a public
+/// one does under its rate limits: only the directory and nonces are answered besides.
+async fn busy_authority(
+    authority: &pki::TestAuthority,
+) -> (String, axum_server::Handle<std::net::SocketAddr>) {
+    use axum::routing::{get, post};
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let leaf = authority.leaf(&["127.0.0.1"], Duration::from_secs(3600));
+    let tls = axum_server::tls_rustls::RustlsConfig::from_pem(
+        leaf.chain_pem.into_bytes(),
+        leaf.key_pem.into_bytes(),
+    )
+    .await
+    .expect("TLS");
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    listener.set_nonblocking(true).expect("non-blocking");
+    let base = format!("https://{}", listener.local_addr().expect("address"));
+    let directory = json!({
+        "newNonce": format!("{base}/nonce"), "newAccount": format!("{base}/account"),
+        "newOrder": format!("{base}/order"), "revokeCert": format!("{base}/revoke"),
+        "keyChange": format!("{base}/key-change"),
+    });
+    let nonce = || async {
+        (
+            [("replay-nonce", "a-nonce"), ("cache-control", "no-store")],
+            "",
+        )
+    };
+    let refused = || async {
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            [("retry-after", "42"), ("content-type", "application/problem+json"), ("replay-nonce", "a-nonce")],
+            json!({"type": "urn:ietf:params:acme:error:rateLimited", "detail": "too many new accounts"}).to_string(),
+        )
+    };
+    let router = axum::Router::new()
+        .route("/dir", get(move || async move { axum::Json(directory) }))
+        .route("/nonce", get(nonce).head(nonce))
+        .route("/account", post(refused));
+    let handle = axum_server::Handle::new();
+    let server = axum_server::from_tcp_rustls(listener, tls)
+        .expect("TLS")
+        .handle(handle.clone());
+    tokio::spawn(server.serve(router.into_make_service()));
+    (format!("{base}/dir"), handle)
+}
+
+#[tokio::test]
+async fn an_authority_that_asks_to_wait_is_waited_for() {
+    let demo = DemoStack::start().await;
+    let folder = Scratch::at(fresh_dir("acme-busy"));
+    std::fs::create_dir_all(&*folder).expect("folder");
+    let authority = pki::TestAuthority::new("busy authority root");
+    let roots = folder.join("roots.pem");
+    authority.write(&roots);
+    let (directory, busy) = busy_authority(&authority).await;
+    let roots = roots.display().to_string();
+    let state = folder.join("state").display().to_string();
+    let server = http_server(
+        &demo,
+        &[
+            ("LEMONFIBER_TLS_MODE", "acme"),
+            ("LEMONFIBER_ACME_DIRECTORY", &directory),
+            ("LEMONFIBER_ACME_ROOTS", &roots),
+            ("LEMONFIBER_NAMES", NAME),
+            ("LEMONFIBER_STATE", &state),
+            ("LEMONFIBER_LOG", "info"),
+        ],
+    )
+    .await;
+    let waits = within(Duration::from_secs(20), || {
+        server.stderr().contains("next_try_in_seconds=")
+    })
+    .await;
+    let said = server.stderr();
+    assert!(waits, "{said}");
+    assert!(
+        said.contains("too many new accounts"),
+        "the authority's reason is logged: {said}"
+    );
+    assert!(
+        said.contains("next_try_in_seconds=41") || said.contains("next_try_in_seconds=42"),
+        "{said}"
+    );
+    busy.shutdown();
 }

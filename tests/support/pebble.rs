@@ -146,6 +146,11 @@ impl Pebble {
         pebble
     }
 
+    /// Stops the authority (its DNS stays), as an authority that is down or unreachable.
+    pub fn stop_authority(&mut self) {
+        stop_gracefully(&mut self.pebble);
+    }
+
     /// The root Pebble issues under, as PEM: what a client trusting Pebble trusts.
     pub async fn issuing_root(&self) -> String {
         let client = reqwest::Client::builder()
