@@ -15,9 +15,12 @@ pub fn make_folder(folder: &Path) -> std::io::Result<()> {
 }
 
 /// Writes `bytes` to `path` whole or not at all, readable by its owner only: to a file beside
-/// it, flushed to disk, then renamed over it.
+/// it of this writer's own (replicas may share the folder), flushed to disk, renamed over it,
+/// and the rename itself flushed.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
-    let partial = path.with_extension("partial");
+    let mut nonce = [0u8; 8];
+    getrandom::fill(&mut nonce).map_err(std::io::Error::other)?;
+    let partial = path.with_extension(format!("{}.partial", hex::encode(nonce)));
     let write = || -> std::io::Result<()> {
         let mut file = std::fs::OpenOptions::new()
             .write(true)
@@ -27,7 +30,13 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             .open(&partial)?;
         file.write_all(bytes)?;
         file.sync_all()?;
-        std::fs::rename(&partial, path)
+        std::fs::rename(&partial, path)?;
+        match path.parent() {
+            Some(folder) if !folder.as_os_str().is_empty() => {
+                std::fs::File::open(folder)?.sync_all()
+            }
+            _ => Ok(()),
+        }
     };
     write().inspect_err(|_| {
         let _ = std::fs::remove_file(&partial);

@@ -155,7 +155,11 @@ async fn tls_alpn_01_issues_renews_with_a_session_open_and_keeps_the_account() {
     );
 
     // The account and the certificate are kept, for the owner alone.
-    for file in ["acme-account.json", "acme-certificate.pem", "acme-key.pem"] {
+    for file in [
+        "acme-account.json",
+        "acme-issued.json",
+        "acme-certificate.pem",
+    ] {
         let mode = std::os::unix::fs::PermissionsExt::mode(
             &std::fs::metadata(state.join(file))
                 .expect(file)

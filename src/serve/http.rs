@@ -45,6 +45,10 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a request may take to be answered (a streamed answer may go on after).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 const SESSION_HEADER: &str = "mcp-session-id";
+/// How long a stopping server waits for the certificate's keeper to withdraw what it put out
+/// (an ACME DNS record), which the operator's hook may take a while to do.
+const KEEPER_FINISHES_WITHIN: Duration = Duration::from_secs(30);
+
 struct App {
     checks: Checks,
     keys: KeyServices,
@@ -61,6 +65,9 @@ pub struct Serving {
     pub trust_file: std::path::PathBuf,
     /// Who can check the certificate served (F13-R13).
     pub who_can_check: String,
+    /// The task keeping the certificate current, to let it finish (withdraw an ACME answer)
+    /// once `ends` is cancelled.
+    pub certificate_keeper: tokio::task::JoinHandle<()>,
     pub ends: CancellationToken,
     pub done: tokio::task::JoinHandle<std::io::Result<()>>,
 }
@@ -92,6 +99,8 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     let ends = CancellationToken::new();
     let certificate =
         tls::serve_certificate(&settings.tls, &settings.state, &settings.names, &ends)?;
+    // Whatever fails from here on stops the certificate's keeper too.
+    let stop_if_not_started = ends.clone().drop_guard();
     let limits = settings.limits;
     let checks = Checks::new(&settings.names, settings.origins, address.port());
     let mcp_config = checks.mcp_service_config();
@@ -133,11 +142,13 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
             .handle(handle)
             .serve(router.into_make_service_with_connect_info::<SocketAddr>()),
     );
+    stop_if_not_started.disarm();
     Ok(Serving {
         address,
         fingerprint: certificate.fingerprint,
         trust_file: certificate.trust_file,
         who_can_check: certificate.who_can_check,
+        certificate_keeper: certificate.keeper,
         ends,
         done,
     })
@@ -169,10 +180,16 @@ pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fat
         );
         println!("{}", serving.who_can_check);
     }
-    let Serving { ends, done, .. } = serving;
+    let Serving {
+        ends,
+        done,
+        certificate_keeper,
+        ..
+    } = serving;
     tokio::select! {
         () = crate::serve::stop_requested() => {
             ends.cancel();
+            let _ = tokio::time::timeout(KEEPER_FINISHES_WITHIN, certificate_keeper).await;
             Ok(())
         }
         served = done => match served {

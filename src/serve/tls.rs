@@ -5,14 +5,16 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::{Duration, SystemTime};
 
 use rustls::ServerConfig;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use rustls::sign::CertifiedKey;
 use tokio_util::sync::CancellationToken;
 
-use crate::config::TlsMode;
+use crate::config::{AcmeChallenge, TlsMode};
 use crate::fingerprint::Fingerprint;
+use inspect::{Lifetime, uncovered};
 
 mod acme;
 mod files;
@@ -25,7 +27,10 @@ pub use resolver::Swappable;
 
 /// How often a mode that watches files looks at them, so that a replaced certificate is served
 /// within seconds (the look reads two small files and compares them).
-const LOOKED_AT_EVERY: std::time::Duration = std::time::Duration::from_secs(2);
+const LOOKED_AT_EVERY: Duration = Duration::from_secs(2);
+/// The longest a wait for a renewal sleeps before looking at the clock again: a sleeping machine
+/// stops the runtime's clock, not the certificate's.
+const CLOCK_LOOKED_AT_EVERY: Duration = Duration::from_secs(600);
 
 /// A certificate being served, in the mode chosen.
 pub struct Served {
@@ -41,14 +46,17 @@ pub struct Served {
     pub root_pem: Option<Arc<str>>,
     /// Who can check what is served (F13-R13), for the operator at start.
     pub who_can_check: String,
+    /// The task keeping the certificate current; it ends soon after the server's `ends`.
+    pub keeper: tokio::task::JoinHandle<()>,
 }
 
-/// What a mode starts serving with; it keeps the resolver current from then on.
+/// What a mode starts serving with, and the task that keeps the resolver current from then on.
 struct Started {
     first: Presented,
     resolver: Arc<Swappable>,
     trust_file: PathBuf,
     root_pem: Option<Arc<str>>,
+    keeper: tokio::task::JoinHandle<()>,
 }
 
 /// Why no certificate could be had. Names the file or the name, never a key.
@@ -80,6 +88,8 @@ pub enum CertError {
     NotYetValid(PathBuf, String),
     #[error("the certificate in {file} cannot be read as X.509", file = .0.display())]
     NotX509(PathBuf),
+    #[error("{file} is not as this server wrote it; remove it and it is made again", file = .0.display())]
+    NotOurs(PathBuf),
     #[error(
         "the private root in {folder} was made for other names, and cannot certify {names}. Serve the names it was \
          made for, or move its private-ca-root files away to make a new root (which every household device must \
@@ -124,13 +134,16 @@ pub fn serve_certificate(
         TlsMode::Acme(settings) => acme::start(settings, state, names, ends)?,
     };
     let who_can_check = who_can_check(mode, &started.first.fingerprint, &started.trust_file);
+    let answers_tls_alpn =
+        matches!(mode, TlsMode::Acme(settings) if settings.challenge == AcmeChallenge::TlsAlpn);
     Ok(Served {
-        config: config_presenting(started.resolver.clone())?,
+        config: config_presenting(started.resolver.clone(), answers_tls_alpn)?,
         resolver: started.resolver,
         fingerprint: started.first.fingerprint,
         trust_file: started.trust_file,
         root_pem: started.root_pem,
         who_can_check,
+        keeper: started.keeper,
     })
 }
 
@@ -159,8 +172,7 @@ fn who_can_check(mode: &TlsMode, fingerprint: &Fingerprint, trust_file: &Path) -
         ),
         TlsMode::Acme(settings) => format!(
             "This server serves a certificate issued by the ACME authority at {}. Whoever trusts that authority can \
-             check it: every client, if it is a public one; otherwise only clients given its root. Until the first \
-             certificate is issued it serves a stand-in of its own that only a client pinning it can check. {HOSTED}",
+             check it: every client, if it is a public one; otherwise only clients given its root. {HOSTED}",
             settings.directory
         ),
     }
@@ -171,7 +183,10 @@ pub fn server_config(
     certificate: CertificateDer<'static>,
     key: PrivateKeyDer<'static>,
 ) -> Result<Arc<ServerConfig>, CertError> {
-    config_presenting(Swappable::new(presented(vec![certificate], key)?.certified))
+    config_presenting(
+        Swappable::new(presented(vec![certificate], key)?.certified),
+        false,
+    )
 }
 
 /// A certificate chain with its key, as a handshake presents it, and the leaf's fingerprint.
@@ -181,15 +196,21 @@ pub struct Presented {
 }
 
 /// A TLS server configuration that presents whatever `resolver` holds (HTTP/1.1, ring), and
-/// answers an ACME authority's TLS-ALPN-01 look when one is pending.
-fn config_presenting(resolver: Arc<Swappable>) -> Result<Arc<ServerConfig>, CertError> {
+/// that speaks `acme-tls/1` only when it answers an ACME authority's TLS-ALPN-01 looks.
+fn config_presenting(
+    resolver: Arc<Swappable>,
+    answers_tls_alpn: bool,
+) -> Result<Arc<ServerConfig>, CertError> {
     let mut config =
         ServerConfig::builder_with_provider(Arc::new(rustls::crypto::ring::default_provider()))
             .with_safe_default_protocol_versions()
             .map_err(CertError::Tls)?
             .with_no_client_auth()
             .with_cert_resolver(resolver);
-    config.alpn_protocols = vec![b"http/1.1".to_vec(), resolver::ACME_TLS_ALPN.to_vec()];
+    config.alpn_protocols = vec![b"http/1.1".to_vec()];
+    if answers_tls_alpn {
+        config.alpn_protocols.push(resolver::ACME_TLS_ALPN.to_vec());
+    }
     Ok(Arc::new(config))
 }
 
@@ -210,7 +231,101 @@ fn presented(
     })
 }
 
-/// The certificates of a PEM file, in order.
+/// A chain and its key, checked to be servable for `names` now: the key is the leaf's, the leaf
+/// covers every name as a client checks it, and it is valid now. The files are named in errors.
+fn servable(
+    chain: Vec<CertificateDer<'static>>,
+    key: PrivateKeyDer<'static>,
+    names: &[String],
+    (certificate_file, key_file): (&Path, &Path),
+) -> Result<(Presented, Lifetime), CertError> {
+    let leaf = chain
+        .first()
+        .cloned()
+        .ok_or_else(|| CertError::NoCertificate(certificate_file.to_owned()))?;
+    let presented = presented(chain, key).map_err(|problem| match problem {
+        CertError::Unusable(rustls::Error::InconsistentKeys(_)) => {
+            CertError::KeyDoesNotMatch(certificate_file.to_owned(), key_file.to_owned())
+        }
+        other => other,
+    })?;
+    let missing = uncovered(&leaf, names);
+    if !missing.is_empty() {
+        return Err(CertError::NamesNotCovered(
+            certificate_file.to_owned(),
+            missing,
+        ));
+    }
+    let lifetime = Lifetime::of(&leaf, certificate_file)?;
+    lifetime.check(SystemTime::now(), certificate_file)?;
+    Ok((presented, lifetime))
+}
+
+/// What a look at where a certificate comes from found.
+enum Look {
+    Unchanged,
+    /// Something new: the certificate to serve, or why it cannot be served.
+    Changed(Result<Presented, CertError>),
+}
+
+/// Looks every `every` until `ends`, and puts in service what each look finds new; a new
+/// certificate that cannot be served leaves the one in service, and is logged once per problem.
+async fn keep_looking(
+    resolver: Arc<Swappable>,
+    every: Duration,
+    ends: CancellationToken,
+    source: String,
+    mut look: impl FnMut() -> Look,
+) {
+    let mut last_problem = None;
+    loop {
+        tokio::select! {
+            () = ends.cancelled() => return,
+            () = tokio::time::sleep(every) => {}
+        }
+        match look() {
+            Look::Unchanged => {}
+            Look::Changed(Ok(presented)) => {
+                resolver.swap(presented.certified);
+                last_problem = None;
+                tracing::info!(fingerprint = %presented.fingerprint.to_hex(), from = %source, "serving the new certificate");
+            }
+            Look::Changed(Err(problem)) => {
+                let said = problem.to_string();
+                if last_problem.as_ref() != Some(&said) {
+                    tracing::warn!(problem = %said, from = %source, "the new certificate cannot be served; the one in service stays");
+                }
+                last_problem = Some(said);
+            }
+        }
+    }
+}
+
+/// Waits until the clock says `at` (looking at it now and then, so a machine that slept does not
+/// make the wait longer), or until `ends`: answers whether the time came.
+async fn wait_until(at: SystemTime, ends: &CancellationToken) -> bool {
+    loop {
+        let left = inspect::until(at);
+        if left.is_zero() {
+            tokio::task::yield_now().await;
+            return !ends.is_cancelled();
+        }
+        tokio::select! {
+            () = ends.cancelled() => return false,
+            () = tokio::time::sleep(left.min(CLOCK_LOOKED_AT_EVERY)) => {}
+        }
+    }
+}
+
+/// The first certificate of a PEM file: the leaf of a chain, or a root.
+fn leaf_in(file: &Path) -> Result<CertificateDer<'static>, CertError> {
+    chain_in(file)?
+        .into_iter()
+        .next()
+        .ok_or_else(|| CertError::NoCertificate(file.to_owned()))
+}
+
+/// The certificates of a PEM file, in order; never none.
 fn chain_in(file: &Path) -> Result<Vec<CertificateDer<'static>>, CertError> {
     use rustls::pki_types::pem::PemObject as _;
     let chain = CertificateDer::pem_slice_iter(&read(file)?)
@@ -230,6 +345,10 @@ fn key_in(file: &Path) -> Result<PrivateKeyDer<'static>, CertError> {
 
 fn read(file: &Path) -> Result<Vec<u8>, CertError> {
     std::fs::read(file).map_err(|error| CertError::NotRead(file.to_owned(), error))
+}
+
+fn read_text(file: &Path) -> Result<String, CertError> {
+    std::fs::read_to_string(file).map_err(|error| CertError::NotRead(file.to_owned(), error))
 }
 
 /// Keeps `bytes` in `file` in the state folder, whole, its owner's alone.

@@ -17,8 +17,8 @@ use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_util::sync::CancellationToken;
 
-use super::inspect::{Lifetime, said, uncovered, until};
-use super::{CertError, Presented, Started, Swappable, chain_in, keep, key_in, presented};
+use super::inspect::{Lifetime, said};
+use super::{CertError, Presented, Started, Swappable, keep, read_text, servable, wait_until};
 use crate::config::AcmeSettings;
 
 mod answers;
@@ -27,8 +27,11 @@ use answers::Answers;
 use connection::Connection;
 
 const ACCOUNT_FILE: &str = "acme-account.json";
+/// The issued chain with its key and the directory that issued it, kept whole in one file so a
+/// chain is never found beside another's key.
+const ISSUED_FILE: &str = "acme-issued.json";
+/// The issued chain alone, for a client to trust as it is.
 const CERTIFICATE_FILE: &str = "acme-certificate.pem";
-const KEY_FILE: &str = "acme-key.pem";
 /// The wait after a first failure; it doubles with each failure after, up to the longest.
 const FIRST_WAIT: Duration = Duration::from_secs(10);
 const LONGEST_WAIT: Duration = Duration::from_secs(6 * 3600);
@@ -59,6 +62,8 @@ pub enum AcmeError {
     Hook(PathBuf, &'static str, String),
     #[error("the issued certificate cannot be served: {0}")]
     Issued(#[source] CertError),
+    #[error("the server is stopping")]
+    Stopping,
 }
 
 pub(super) fn start(
@@ -68,13 +73,18 @@ pub(super) fn start(
     ends: &CancellationToken,
 ) -> Result<Started, CertError> {
     let connection = Connection::new(settings.roots.as_deref())?;
-    let (first, lifetime) = match kept(state, names) {
+    let directory = settings.directory.as_str();
+    let kept = Issued::kept(state, directory, names).unwrap_or_else(|problem| {
+        tracing::warn!(%problem, "the certificate issued before cannot be served; a new one is asked for");
+        None
+    });
+    let (first, lifetime) = match kept {
         Some((presented, lifetime)) => (presented, Some(lifetime)),
         None => {
             tracing::warn!(
-                directory = %settings.directory,
-                "no certificate has been issued yet: serving a stand-in of this server's own, which only a client \
-                 pinning it can check, until the authority issues one"
+                %directory,
+                "no certificate is issued yet: serving a stand-in of this server's own, which only a client pinning \
+                 it can check, until the authority issues one"
             );
             (super::pinned::own_certificate(state, names)?, None)
         }
@@ -88,26 +98,57 @@ pub(super) fn start(
         resolver: resolver.clone(),
         account: None,
     };
-    tokio::spawn(issuing.keep_issued(lifetime, ends.clone()));
+    let keeper = tokio::spawn(issuing.keep_issued(lifetime, ends.clone()));
     Ok(Started {
         first,
         resolver,
         trust_file: state.join(CERTIFICATE_FILE),
         root_pem: None,
+        keeper,
     })
 }
 
-/// The certificate issued before, if it is whole, covers `names` and is still valid.
-fn kept(state: &Path, names: &[String]) -> Option<(Presented, Lifetime)> {
-    let file = state.join(CERTIFICATE_FILE);
-    let chain = chain_in(&file).ok()?;
-    let lifetime = Lifetime::of(&chain[0], &file).ok()?;
-    lifetime.check(SystemTime::now(), &file).ok()?;
-    if !uncovered(&chain[0], names).is_empty() {
-        return None;
+/// A certificate as issued, kept for the next start.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct Issued {
+    directory: String,
+    chain: String,
+    key: String,
+}
+
+impl Issued {
+    /// The chain and key as served, if they can be for `names` now.
+    fn servable(&self, names: &[String], file: &Path) -> Result<(Presented, Lifetime), CertError> {
+        let chain = CertificateDer::pem_slice_iter(self.chain.as_bytes())
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|error| CertError::NotACertificate(file.to_owned(), error))?;
+        let key = PrivateKeyDer::from_pem_slice(self.key.as_bytes())
+            .map_err(|_| CertError::NotAKey(file.to_owned()))?;
+        servable(chain, key, names, (file, file))
     }
-    let presented = presented(chain, key_in(&state.join(KEY_FILE)).ok()?).ok()?;
-    Some((presented, lifetime))
+
+    /// The certificate `directory` issued before, if one is kept; an error if it is kept but
+    /// cannot be served.
+    fn kept(
+        state: &Path,
+        directory: &str,
+        names: &[String],
+    ) -> Result<Option<(Presented, Lifetime)>, CertError> {
+        let file = state.join(ISSUED_FILE);
+        let text = match read_text(&file) {
+            Ok(text) => text,
+            Err(CertError::NotRead(_, error)) if error.kind() == std::io::ErrorKind::NotFound => {
+                return Ok(None);
+            }
+            Err(problem) => return Err(problem),
+        };
+        let issued: Issued =
+            serde_json::from_str(&text).map_err(|_| CertError::NotOurs(file.clone()))?;
+        if issued.directory != directory {
+            return Ok(None);
+        }
+        issued.servable(names, &file).map(Some)
+    }
 }
 
 /// The account as kept: the directory it belongs to, and its credentials.
@@ -130,30 +171,25 @@ impl Issuing {
     /// Has a certificate issued whenever the one served (`serving`; `None`: the stand-in) is due
     /// for renewal, until `ends`.
     async fn keep_issued(mut self, serving: Option<Lifetime>, ends: CancellationToken) {
-        let mut wait = serving.map_or(Duration::ZERO, |lifetime| until(lifetime.renew_at()));
+        let mut due = serving.map_or_else(SystemTime::now, |lifetime| lifetime.renew_at());
         let mut after_failure = FIRST_WAIT;
-        loop {
-            tokio::select! {
-                () = ends.cancelled() => return,
-                () = tokio::time::sleep(wait) => {}
-            }
-            let issued = tokio::select! {
-                () = ends.cancelled() => return,
-                issued = self.issue() => issued,
-            };
-            match issued {
+        while wait_until(due, &ends).await {
+            match self.issue(&ends).await {
                 Ok(lifetime) => {
                     after_failure = FIRST_WAIT;
-                    wait = until(lifetime.renew_at());
+                    // An authority issuing only very short lives is not asked again at once.
+                    due = lifetime.renew_at().max(SystemTime::now() + FIRST_WAIT);
                     tracing::info!(
                         until = %said(lifetime.not_after),
-                        renews_at = %said(lifetime.renew_at()),
+                        renews_at = %said(due),
                         "serving the certificate the ACME authority issued"
                     );
                 }
+                Err(AcmeError::Stopping) => return,
                 Err(problem) => {
                     let asked = self.connection.take_retry_after();
-                    wait = asked.map_or(after_failure, |asked| asked.max(after_failure));
+                    let wait = asked.map_or(after_failure, |asked| asked.max(after_failure));
+                    due = SystemTime::now() + wait;
                     after_failure = (after_failure * 2).min(LONGEST_WAIT);
                     tracing::warn!(
                         %problem,
@@ -165,8 +201,9 @@ impl Issuing {
         }
     }
 
-    /// One order, from account to a certificate served and kept.
-    async fn issue(&mut self) -> Result<Lifetime, AcmeError> {
+    /// One order, from account to a certificate served and kept. The answers given are withdrawn
+    /// however the order ends, the server stopping included.
+    async fn issue(&mut self, ends: &CancellationToken) -> Result<Lifetime, AcmeError> {
         let account = self.account().await?;
         let identifiers: Vec<Identifier> =
             self.names.iter().cloned().map(Identifier::Dns).collect();
@@ -175,7 +212,10 @@ impl Issuing {
             .await
             .map_err(AcmeError::Order)?;
         let mut answers = Answers::open(&self.settings.challenge, &self.resolver).await?;
-        let validated = validate(&mut order, &mut answers).await;
+        let validated = tokio::select! {
+            () = ends.cancelled() => Err(AcmeError::Stopping),
+            validated = validate(&mut order, &mut answers) => validated,
+        };
         answers.withdraw().await;
         validated?;
         let key = order.finalize().await.map_err(AcmeError::Order)?;
@@ -183,7 +223,11 @@ impl Issuing {
             .poll_certificate(&retries())
             .await
             .map_err(AcmeError::Order)?;
-        self.serve_and_keep(&chain, &key)
+        self.serve_and_keep(Issued {
+            directory: self.settings.directory.to_string(),
+            chain,
+            key,
+        })
     }
 
     /// The account kept in the state folder for this directory, or a new one kept there.
@@ -232,36 +276,16 @@ impl Issuing {
         Ok(account)
     }
 
-    /// Serves the issued `chain` with its `key`, once it is known to be servable, and keeps both
-    /// for the next start (the key first: a certificate is only ever kept beside its key).
-    fn serve_and_keep(&self, chain: &str, key: &str) -> Result<Lifetime, AcmeError> {
-        let issued = Path::new("the issued certificate");
-        let certificates = CertificateDer::pem_slice_iter(chain.as_bytes())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| {
-                AcmeError::Issued(CertError::NotACertificate(issued.to_owned(), error))
-            })?;
-        let leaf =
-            certificates
-                .first()
-                .cloned()
-                .ok_or(AcmeError::Issued(CertError::NoCertificate(
-                    issued.to_owned(),
-                )))?;
-        let missing = uncovered(&leaf, &self.names);
-        if !missing.is_empty() {
-            return Err(AcmeError::Issued(CertError::NamesNotCovered(
-                issued.to_owned(),
-                missing,
-            )));
-        }
-        let lifetime = Lifetime::of(&leaf, issued).map_err(AcmeError::Issued)?;
-        let private_key = PrivateKeyDer::from_pem_slice(key.as_bytes())
-            .map_err(|_| AcmeError::Issued(CertError::NotAKey(issued.to_owned())))?;
-        let presented = presented(certificates, private_key).map_err(AcmeError::Issued)?;
+    /// Serves what was issued, once it is known to be servable, and keeps it for the next start.
+    fn serve_and_keep(&self, issued: Issued) -> Result<Lifetime, AcmeError> {
+        let (presented, lifetime) = issued
+            .servable(&self.names, Path::new("the issued certificate"))
+            .map_err(AcmeError::Issued)?;
         self.resolver.swap(presented.certified);
-        let kept = keep(&self.state, KEY_FILE, key.as_bytes())
-            .and_then(|()| keep(&self.state, CERTIFICATE_FILE, chain.as_bytes()));
+        let kept = serde_json::to_vec(&issued)
+            .map_err(|error| CertError::NotWritten(self.state.join(ISSUED_FILE), error.into()))
+            .and_then(|whole| keep(&self.state, ISSUED_FILE, &whole))
+            .and_then(|()| keep(&self.state, CERTIFICATE_FILE, issued.chain.as_bytes()));
         if let Err(problem) = kept {
             tracing::warn!(%problem, "the issued certificate is served but could not be kept for the next start");
         }

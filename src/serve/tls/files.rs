@@ -5,14 +5,14 @@
 //! keeps the certificate in service and is logged.
 
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
-use std::time::{Duration, SystemTime};
+use std::time::Duration;
 
 use sha2::{Digest as _, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::inspect::{Lifetime, uncovered};
-use super::{CertError, Presented, Started, Swappable, chain_in, key_in, presented};
+use super::{
+    CertError, Look, Presented, Started, Swappable, chain_in, keep_looking, key_in, servable,
+};
 
 pub(super) fn start(
     certificate: &Path,
@@ -25,20 +25,35 @@ pub(super) fn start(
         certificate: certificate.to_owned(),
         private_key: private_key.to_owned(),
     };
+    // Read before the files are loaded, so that a change while they are is loaded again.
+    let mut seen = files.digest();
     let first = files.load(names)?;
     let resolver = Swappable::new(first.certified.clone());
-    tokio::spawn(keep_current(
-        files,
-        names.to_vec(),
+    let names = names.to_vec();
+    let source = certificate.display().to_string();
+    let keeper = tokio::spawn(keep_looking(
         resolver.clone(),
         every,
         ends.clone(),
+        source,
+        move || {
+            let now = files.digest();
+            if now == seen {
+                return Look::Unchanged;
+            }
+            let loaded = files.load(&names);
+            if loaded.is_ok() {
+                seen = now;
+            }
+            Look::Changed(loaded)
+        },
     ));
     Ok(Started {
         first,
         resolver,
         trust_file: certificate.to_owned(),
         root_pem: None,
+        keeper,
     })
 }
 
@@ -52,22 +67,8 @@ impl OperatorFiles {
     fn load(&self, names: &[String]) -> Result<Presented, CertError> {
         let chain = chain_in(&self.certificate)?;
         let key = key_in(&self.private_key)?;
-        let leaf = chain[0].clone();
-        let presented = presented(chain, key).map_err(|problem| match problem {
-            CertError::Unusable(rustls::Error::InconsistentKeys(_)) => {
-                CertError::KeyDoesNotMatch(self.certificate.clone(), self.private_key.clone())
-            }
-            other => other,
-        })?;
-        let missing = uncovered(&leaf, names);
-        if !missing.is_empty() {
-            return Err(CertError::NamesNotCovered(
-                self.certificate.clone(),
-                missing,
-            ));
-        }
-        Lifetime::of(&leaf, &self.certificate)?.check(SystemTime::now(), &self.certificate)?;
-        Ok(presented)
+        let files = (self.certificate.as_path(), self.private_key.as_path());
+        Ok(servable(chain, key, names, files)?.0)
     }
 
     /// What the two files hold now, to tell whether they changed; `None` if one cannot be read.
@@ -77,47 +78,5 @@ impl OperatorFiles {
             digest.update(std::fs::read(file).ok()?);
         }
         Some(digest.finalize().into())
-    }
-}
-
-/// Serves the files again whenever they change, if they can be served; else keeps the
-/// certificate in service and logs why, once per problem.
-async fn keep_current(
-    files: OperatorFiles,
-    names: Vec<String>,
-    resolver: Arc<Swappable>,
-    every: Duration,
-    ends: CancellationToken,
-) {
-    let mut seen = files.digest();
-    let mut last_problem = None;
-    loop {
-        tokio::select! {
-            () = ends.cancelled() => return,
-            () = tokio::time::sleep(every) => {}
-        }
-        let now = files.digest();
-        if now == seen {
-            continue;
-        }
-        match files.load(&names) {
-            Ok(presented) => {
-                resolver.swap(presented.certified);
-                seen = now;
-                last_problem = None;
-                tracing::info!(
-                    fingerprint = %presented.fingerprint.to_hex(),
-                    file = %files.certificate.display(),
-                    "serving the replaced certificate"
-                );
-            }
-            Err(problem) => {
-                let said = problem.to_string();
-                if last_problem.as_ref() != Some(&said) {
-                    tracing::warn!(problem = %said, "the replaced certificate cannot be served; the one in service stays");
-                }
-                last_problem = Some(said);
-            }
-        }
     }
 }

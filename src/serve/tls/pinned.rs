@@ -8,10 +8,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use rcgen::CertificateParams;
-use rustls::pki_types::CertificateDer;
 use tokio_util::sync::CancellationToken;
 
-use super::{CertError, Presented, Started, Swappable, chain_in, keep, key_in, presented};
+use super::{
+    CertError, Look, Presented, Started, Swappable, chain_in, keep, keep_looking, key_in, leaf_in,
+    presented,
+};
 use crate::fingerprint::Fingerprint;
 
 const CERTIFICATE_FILE: &str = "server-certificate.pem";
@@ -26,7 +28,7 @@ pub(super) fn start(
 ) -> Result<Started, CertError> {
     let first = own_certificate(state, names)?;
     let resolver = Swappable::new(first.certified.clone());
-    tokio::spawn(keep_current(
+    let keeper = tokio::spawn(keep_current(
         state.to_owned(),
         resolver.clone(),
         first.fingerprint,
@@ -38,6 +40,7 @@ pub(super) fn start(
         resolver,
         trust_file: state.join(CERTIFICATE_FILE),
         root_pem: None,
+        keeper,
     })
 }
 
@@ -62,15 +65,6 @@ fn kept_in(state: &Path) -> Result<Presented, CertError> {
     )
 }
 
-/// The certificate kept in `state`, without its key.
-fn kept_certificate(state: &Path) -> Result<CertificateDer<'static>, CertError> {
-    let file = state.join(CERTIFICATE_FILE);
-    chain_in(&file)?
-        .into_iter()
-        .next()
-        .ok_or(CertError::NoCertificate(file))
-}
-
 /// A new key and certificate for `names`, kept in `state` in place of any before (the key
 /// readable by its owner only): what `lemonfiber-mcp certificate rotate` does, and a server's
 /// first start.
@@ -89,9 +83,9 @@ pub fn make_and_keep(state: &Path, names: &[String]) -> Result<Presented, CertEr
     presented(vec![certificate.der().clone()], key)
 }
 
-/// Keeps the served certificate the one kept in `state`: looks every `every` until `ends`, and
-/// swaps in a new one (as `certificate rotate` leaves) without dropping open connections. One
-/// that cannot be read, or whose key does not match, leaves the one in service and is logged.
+/// Keeps the served certificate the one kept in `state`: swaps in a new one (as `certificate
+/// rotate` leaves) without dropping open connections. One that cannot be read, or whose key does
+/// not match, leaves the one in service and is logged.
 async fn keep_current(
     state: std::path::PathBuf,
     resolver: Arc<Swappable>,
@@ -99,39 +93,23 @@ async fn keep_current(
     every: Duration,
     ends: CancellationToken,
 ) {
-    let mut last_problem = None;
-    loop {
-        tokio::select! {
-            () = ends.cancelled() => return,
-            () = tokio::time::sleep(every) => {}
-        }
+    let source = state.join(CERTIFICATE_FILE).display().to_string();
+    keep_looking(resolver, every, ends, source, move || {
         // The certificate alone says whether anything changed; the key is read only then.
-        let unchanged = kept_certificate(&state)
-            .is_ok_and(|kept| Fingerprint::of_certificate(&kept) == serving);
-        if unchanged {
-            last_problem = None;
-            continue;
+        let kept = leaf_in(&state.join(CERTIFICATE_FILE));
+        if kept.is_ok_and(|kept| Fingerprint::of_certificate(&kept) == serving) {
+            return Look::Unchanged;
         }
         match kept_in(&state) {
             Ok(presented) if presented.fingerprint != serving => {
-                resolver.swap(presented.certified);
                 serving = presented.fingerprint;
-                last_problem = None;
-                tracing::info!(
-                    fingerprint = %serving.to_hex(),
-                    "serving the certificate now kept in the state folder"
-                );
+                Look::Changed(Ok(presented))
             }
-            Ok(_) => last_problem = None,
-            Err(problem) => {
-                let said = problem.to_string();
-                if last_problem.as_ref() != Some(&said) {
-                    tracing::warn!(problem = %said, "the kept certificate cannot be served; the one in service stays");
-                }
-                last_problem = Some(said);
-            }
+            Ok(_) => Look::Unchanged,
+            Err(problem) => Look::Changed(Err(problem)),
         }
-    }
+    })
+    .await;
 }
 
 #[cfg(test)]

@@ -7,16 +7,17 @@
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, SystemTime};
 
 use rcgen::{
     BasicConstraints, CertificateParams, CidrSubnet, DnType, ExtendedKeyUsagePurpose,
     GeneralSubtree, IsCa, Issuer, KeyPair, KeyUsagePurpose, NameConstraints,
 };
+use rustls::pki_types::pem::PemObject as _;
 use tokio_util::sync::CancellationToken;
 
-use super::inspect::{Lifetime, said, until};
-use super::{CertError, Presented, Started, Swappable, keep, presented};
+use super::inspect::{Lifetime, said};
+use super::{CertError, Presented, Started, Swappable, keep, presented, read_text, wait_until};
 use crate::fingerprint::Fingerprint;
 
 const ROOT_FILE: &str = "private-ca-root.pem";
@@ -46,7 +47,7 @@ pub(super) fn start(
          or from /root.pem on this server"
     );
     let root_pem = Some(Arc::from(root.pem.as_str()));
-    tokio::spawn(keep_renewed(
+    let keeper = tokio::spawn(keep_renewed(
         root,
         names.to_vec(),
         resolver.clone(),
@@ -58,6 +59,7 @@ pub(super) fn start(
         resolver,
         trust_file: state.join(ROOT_FILE),
         root_pem,
+        keeper,
     })
 }
 
@@ -72,12 +74,12 @@ struct PrivateRoot {
 impl PrivateRoot {
     /// The root kept in `state`, or one made now for `names` and kept there.
     fn kept_or_made(state: &Path, names: &[String]) -> Result<PrivateRoot, CertError> {
-        let root = match std::fs::read_to_string(state.join(ROOT_FILE)) {
+        let root = match read_text(&state.join(ROOT_FILE)) {
             Ok(pem) => PrivateRoot::kept(state, pem)?,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
+            Err(CertError::NotRead(_, error)) if error.kind() == std::io::ErrorKind::NotFound => {
                 PrivateRoot::make(state, names)?
             }
-            Err(error) => return Err(CertError::NotRead(state.join(ROOT_FILE), error)),
+            Err(problem) => return Err(problem),
         };
         let outside: Vec<String> = names
             .iter()
@@ -92,20 +94,15 @@ impl PrivateRoot {
 
     fn kept(state: &Path, pem: String) -> Result<PrivateRoot, CertError> {
         let key_file = state.join(ROOT_KEY_FILE);
-        let key_pem = std::fs::read_to_string(&key_file)
-            .map_err(|error| CertError::NotRead(key_file.clone(), error))?;
-        let key = KeyPair::from_pem(&key_pem).map_err(|_| CertError::NotAKey(key_file))?;
-        let names_file = state.join(ROOT_NAMES_FILE);
-        let permitted = std::fs::read_to_string(&names_file)
-            .map_err(|error| CertError::NotRead(names_file, error))?
+        let key =
+            KeyPair::from_pem(&read_text(&key_file)?).map_err(|_| CertError::NotAKey(key_file))?;
+        let permitted = read_text(&state.join(ROOT_NAMES_FILE))?
             .lines()
             .map(str::to_owned)
             .collect();
         let root_file = state.join(ROOT_FILE);
-        let der = super::chain_in(&root_file)?
-            .into_iter()
-            .next()
-            .ok_or(CertError::NoCertificate(root_file.clone()))?;
+        let der = rustls::pki_types::CertificateDer::from_pem_slice(pem.as_bytes())
+            .map_err(|error| CertError::NotACertificate(root_file.clone(), error))?;
         let issuer =
             Issuer::from_ca_cert_der(&der, key).map_err(|_| CertError::NotX509(root_file))?;
         Ok(PrivateRoot {
@@ -205,22 +202,19 @@ async fn keep_renewed(
     (mut serving, life): (Lifetime, Duration),
     ends: CancellationToken,
 ) {
-    let mut wait = until(serving.renew_at());
-    loop {
-        tokio::select! {
-            () = ends.cancelled() => return,
-            () = tokio::time::sleep(wait) => {}
-        }
+    let mut due = serving.renew_at();
+    while wait_until(due, &ends).await {
         match root.issue(&names, life) {
             Ok((leaf, lifetime)) => {
                 resolver.swap(leaf.certified);
                 serving = lifetime;
-                wait = until(serving.renew_at());
+                // A clock far off could make every new leaf due at once; one a minute is plenty.
+                due = serving.renew_at().max(SystemTime::now() + RETRY_AFTER);
                 tracing::info!(until = %said(serving.not_after), "renewed the certificate from the private root");
             }
             Err(problem) => {
                 tracing::warn!(%problem, "the private root could not renew the certificate; the one in service stays");
-                wait = RETRY_AFTER;
+                due = SystemTime::now() + RETRY_AFTER;
             }
         }
     }
@@ -229,7 +223,6 @@ async fn keep_renewed(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::time::SystemTime;
 
     fn folder(what: &str) -> std::path::PathBuf {
         let folder = std::env::temp_dir().join(format!(

@@ -22,6 +22,10 @@ use instant_acme::{BodyWrapper, BytesResponse, HttpClient};
 use crate::lock::lock;
 use crate::serve::tls::CertError;
 
+/// The longest one request to the authority may take, so a stalled connection cannot stop
+/// renewal for good.
+const REQUEST_TIME: Duration = Duration::from_secs(30);
+
 #[derive(Clone)]
 pub struct Connection {
     client: Client<HttpsConnector<HttpConnector>, BodyWrapper<Bytes>>,
@@ -53,6 +57,7 @@ impl Connection {
         };
         let mut http = HttpConnector::new();
         http.set_nodelay(true);
+        http.set_connect_timeout(Some(REQUEST_TIME));
         http.enforce_http(false);
         let connector = builder.https_only().enable_http1().wrap_connector(http);
         Ok(Connection {
@@ -77,8 +82,9 @@ impl HttpClient for Connection {
         let answer = self.client.request(request);
         let retry_after = self.retry_after.clone();
         Box::pin(async move {
-            let response = answer
+            let response = tokio::time::timeout(REQUEST_TIME, answer)
                 .await
+                .map_err(|elapsed| instant_acme::Error::Other(Box::new(elapsed)))?
                 .map_err(|error| instant_acme::Error::Other(Box::new(error)))?;
             if response.status().is_client_error() || response.status().is_server_error() {
                 let asked = response
