@@ -8,3 +8,6 @@ mod clean;
 pub(crate) mod conformance;
 pub(crate) mod outcome;
 pub mod sentences;
+
+/// Whether a character is one a reader cannot see, for the stack's text shown anywhere else.
+pub(crate) use clean::is_hidden;

@@ -10,7 +10,9 @@ use crate::fingerprint::{Fingerprint, FingerprintError};
 use crate::stack::credential::{Key, KeyError};
 use crate::stack::{AnswerLimits, StackAddress};
 
+mod file;
 mod tls;
+pub use file::{CONFIG, config_path, read_linked, write_linked};
 pub use tls::{
     ACME_DIRECTORY, ACME_DNS_HOOK, ACME_HTTP, AcmeChallenge, AcmeSettings, TLS_MODE, TlsMode,
     tls_mode,
@@ -125,6 +127,24 @@ pub enum ConfigError {
     )]
     AcmeAddress(String),
     #[error(
+        "no stack is configured: {ADDRESS} is not set, and there is no linked config at {path}. Run \
+         lemonfiber-mcp link with the key link the stack gave you, or set {ADDRESS}, {PIN} and {KEY_FILE}",
+        path = .0.display()
+    )]
+    NothingConfigured(PathBuf),
+    #[error("the linked config {path} cannot be read ({1})", path = .0.display())]
+    ConfigUnreadable(PathBuf, std::io::ErrorKind),
+    #[error(
+        "the linked config {path} can be read or written by others (mode {mode:04o}); it is not used. Make it \
+         yours alone with: chmod 600 {path}",
+        path = .0.display(), mode = .1
+    )]
+    ConfigOpenToOthers(PathBuf, u32),
+    #[error("the linked config {path} is not one lemonfiber-mcp link wrote; link again", path = .0.display())]
+    ConfigMalformed(PathBuf),
+    #[error("the linked config {path} cannot be written ({1})", path = .0.display())]
+    ConfigNotWritten(PathBuf, std::io::ErrorKind),
+    #[error(
         "certificate rotate replaces the certificate of the pinned mode, and {TLS_MODE} is {0}, whose certificate \
          comes from elsewhere"
     )]
@@ -219,6 +239,21 @@ pub fn stdio_settings(
     lookup: impl Fn(&str) -> Option<String>,
 ) -> Result<StdioSettings, ConfigError> {
     let set = |name: &str| lookup(name).filter(|value| !value.trim().is_empty());
+    // The environment wins, whole: a stack from one place and a key from another is never mixed.
+    let from_environment = [ADDRESS, PIN, KEY, KEY_FILE]
+        .iter()
+        .any(|setting| set(setting).is_some());
+    if let Some(path) = config_path(&set).filter(|_| !from_environment) {
+        if set(CONFIG).is_none() && !path.exists() {
+            return Err(ConfigError::NothingConfigured(path));
+        }
+        let linked = read_linked(&path)?;
+        return Ok(StdioSettings {
+            address: linked.address,
+            key: linked.key,
+            conduct: conduct(&set)?,
+        });
+    }
     let address = stack_address(
         set(ADDRESS).ok_or(ConfigError::Missing(ADDRESS))?.trim(),
         set(PIN).as_deref(),

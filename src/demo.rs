@@ -4,6 +4,7 @@
 mod actions;
 mod again;
 mod api;
+mod claims;
 mod control;
 mod household;
 mod keys;
@@ -45,6 +46,8 @@ pub struct Demo {
     household: Household,
     actions: actions::Actions,
     keys: Vec<DemoKey>,
+    /// The key links' claims, one for each key.
+    claims: claims::Claims,
     requests: RequestLog,
     /// The scopes whose keys the control endpoint revoked.
     revoked: Mutex<BTreeSet<String>>,
@@ -156,10 +159,13 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         None => (keys::fresh_directory(&std::env::temp_dir())?, true),
     };
     let keys = keys::keys_in(&key_directory)?;
+    let scopes: Vec<Scope> = keys.iter().map(|key| key.scope.clone()).collect();
+    let (claims, claimed) = claims::Claims::made_for(&scopes)?;
     let demo = Arc::new(Demo {
         household: Household::load()?,
         actions: actions::Actions::default(),
         keys,
+        claims,
         requests: RequestLog::default(),
         revoked: Mutex::default(),
         capability_overrides: Mutex::default(),
@@ -211,11 +217,22 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         limits: config::limits(&|name| std::env::var(name).ok())?,
     })
     .await?;
+    let pin = certificate.pin.to_hex();
+    // A key link per key: the stack's address and pin, and that key's one-time claim.
+    let links = scopes
+        .iter()
+        .zip(&claimed)
+        .map(|(scope, claim)| {
+            let link = format!("{stack_url}/link#claim={claim}&pin={pin}");
+            (scope.kind(), link)
+        })
+        .collect();
     let served = Served {
         stack_url,
-        pin: certificate.pin.to_hex(),
+        pin,
         mcp_url: http::mcp_url(&names, mcp.address),
         mcp,
+        links,
     };
     let key_file = |kind: &str| {
         demo.keys
@@ -228,6 +245,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
             "address": served.stack_url,
             "pin": served.pin,
             "key_files": { "read": key_file("read"), "act": key_file("act"), "member": key_file("member") },
+            "links": served.links,
             "control": format!("http://{control_address}"),
             "mcp_url": served.mcp_url,
             "mcp_pin": served.mcp.fingerprint.to_hex(),
@@ -259,6 +277,8 @@ struct Served {
     pin: String,
     mcp_url: String,
     mcp: http::Serving,
+    /// A key link for each key, by scope (`read`, `act`, `member`).
+    links: BTreeMap<&'static str, String>,
 }
 
 fn print_for_a_person(demo: &Demo, served: &Served, key_directory: &Path) {
@@ -300,6 +320,11 @@ fn print_for_a_person(demo: &Demo, served: &Served, key_directory: &Path) {
         );
         println!("or member.key to see what a household member sees.\n\n{pretty}\n");
     }
+    println!("Or set up from a key link, as with a real stack (each works once, for ten minutes):");
+    for (scope, link) in &served.links {
+        println!("  {scope:<7} {program} link '{link}'");
+    }
+    println!();
     println!("MCP over HTTPS, for a phone or browser assistant on this machine:");
     println!("  url          {}", served.mcp_url);
     println!(

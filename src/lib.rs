@@ -8,10 +8,12 @@
 mod access;
 pub mod answer;
 mod catalogue;
+pub mod check;
 mod config;
 mod cut;
 pub mod demo;
 pub mod fingerprint;
+pub mod link;
 mod lock;
 mod mcp;
 pub mod redact;

@@ -1,5 +1,5 @@
-//! The `lemonfiber-mcp` command: `stdio`, `http` and `demo`, each calling the library, and the
-//! logging every one of them writes to stderr.
+//! The `lemonfiber-mcp` command: `stdio`, `http`, `link`, `check`, `certificate` and `demo`, each
+//! calling the library, and the logging every one of them writes to stderr.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -7,11 +7,15 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use lemonfiber_mcp::serve::{self, Fatal};
-use lemonfiber_mcp::{demo, redact};
+use lemonfiber_mcp::{check, demo, link, redact};
 
 /// Exit code for settings that cannot work: the setting is named on stderr.
 const EXIT_BAD_SETTINGS: u8 = 2;
 const EXIT_FAILED: u8 = 1;
+/// `check`: the stack refused the key.
+const EXIT_REFUSED: u8 = 3;
+/// `check`: the stack could not be reached, or was not the pinned one.
+const EXIT_UNREACHABLE: u8 = 4;
 
 #[derive(Parser)]
 #[command(
@@ -37,6 +41,24 @@ enum Command {
         #[arg(long)]
         listen: Option<SocketAddr>,
         /// Print one JSON line once listening (the MCP URL and the certificate's fingerprint).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Set up from a key link: claim the key it offers (once), keep it with the stack's address and
+    /// pin in a config file only you can read, and print the assistant configuration to use.
+    Link {
+        /// The key link the stack gave you, or - to read it from standard input (so it stays out
+        /// of the shell's history).
+        link: String,
+        /// Also print the configuration for an assistant that reaches the HTTPS mode at this URL.
+        #[arg(long, value_name = "MCP_URL")]
+        https: Option<String>,
+    },
+    /// Say what the configured key reaches: connected, refused or unreachable (and why), its
+    /// scope, and the tools and resources an assistant is offered. Writes nothing. Exits 0 when
+    /// connected, 3 when the key is refused, 4 when the stack cannot be reached.
+    Check {
+        /// Print one JSON object, for scripts.
         #[arg(long)]
         json: bool,
     },
@@ -88,6 +110,17 @@ fn main() -> ExitCode {
     runtime.block_on(async {
         match cli.command {
             Command::Stdio => exit_code(serve::stdio::run().await),
+            Command::Link { link, https } => match link::run(&link, https.as_deref()).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(failure) if failure.is_settings() => failed(&failure, EXIT_BAD_SETTINGS),
+                Err(failure) => failed(&failure, EXIT_FAILED),
+            },
+            Command::Check { json } => match check::run(json).await {
+                Ok(check::Checked::Connected) => ExitCode::SUCCESS,
+                Ok(check::Checked::Refused) => ExitCode::from(EXIT_REFUSED),
+                Ok(check::Checked::Unreachable) => ExitCode::from(EXIT_UNREACHABLE),
+                Err(fatal) => exit_code(Err(fatal)),
+            },
             Command::Http { listen, json } => exit_code(serve::http::run(listen, json).await),
             Command::Certificate {
                 action: CertificateAction::Rotate,

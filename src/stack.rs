@@ -6,6 +6,7 @@
 #![allow(clippy::disallowed_types, clippy::disallowed_methods)]
 
 mod bounded;
+pub mod claim;
 pub mod credential;
 mod door;
 pub mod image;
@@ -193,29 +194,10 @@ impl Stack {
         key: Key,
         limits: AnswerLimits,
     ) -> Result<Stack, SetupError> {
-        let provider = Arc::new(rustls::crypto::ring::default_provider());
-        let verifier = Arc::new(PinVerifier::new(address.pin, &provider));
-        let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-            .with_safe_default_protocol_versions()
-            .map_err(SetupError::Tls)?
-            .dangerous()
-            .with_custom_certificate_verifier(verifier)
-            .with_no_client_auth();
-        tls.alpn_protocols = vec![b"http/1.1".to_vec()];
-        let http = reqwest::Client::builder()
-            .tls_backend_preconfigured(tls)
-            .tcp_nodelay(true)
-            .connect_timeout(CONNECT_TIMEOUT)
-            .timeout(ANSWER_TIMEOUT)
-            .no_proxy()
-            .redirect(reqwest::redirect::Policy::none())
-            .user_agent(concat!("lemonfiber-mcp/", env!("CARGO_PKG_VERSION")))
-            .build()
-            .map_err(SetupError::Client)?;
         Ok(Stack {
             key_digest: key.digest(),
             withheld: key.withheld(),
-            client: sdk::Client::new_with_client(&address.base_url, http, Door::new(key, limits)),
+            client: client(address, Some(key), limits)?,
         })
     }
 
@@ -293,6 +275,39 @@ impl Stack {
             .map_err(failure)?;
         Reply::from_envelope(response).map_err(failure)
     }
+}
+
+/// The SDK client for the stack at `address`: TLS that trusts exactly its pinned certificate,
+/// sending `key` (or none), reading within `limits`.
+fn client(
+    address: &StackAddress,
+    key: Option<Key>,
+    limits: AnswerLimits,
+) -> Result<sdk::Client, SetupError> {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = Arc::new(PinVerifier::new(address.pin, &provider));
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(SetupError::Tls)?
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    let http = reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .tcp_nodelay(true)
+        .connect_timeout(CONNECT_TIMEOUT)
+        .timeout(ANSWER_TIMEOUT)
+        .no_proxy()
+        .redirect(reqwest::redirect::Policy::none())
+        .user_agent(concat!("lemonfiber-mcp/", env!("CARGO_PKG_VERSION")))
+        .build()
+        .map_err(SetupError::Client)?;
+    Ok(sdk::Client::new_with_client(
+        &address.base_url,
+        http,
+        Door::new(key, limits),
+    ))
 }
 
 fn failure(error: Error<Value>) -> Failure {

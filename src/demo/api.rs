@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 use super::Demo;
 use super::actions::{self, Acted};
 use super::again::{self, Claim};
+use super::claims;
 use super::household::{Answer, Query};
 use super::keys::Scope;
 use super::pictures;
@@ -31,6 +32,8 @@ const MEMBER_READS: [&str; 7] = [
     "/api/playing",
 ];
 const BODY_LIMIT: usize = 64 * 1024;
+/// Where a key link's claim is traded, with no key.
+const CLAIM_PATH: &str = "/api/keys/claim";
 
 pub fn router(demo: Arc<Demo>) -> Router {
     Router::new().fallback(answer).with_state(demo)
@@ -53,15 +56,20 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
     let body = axum::body::to_bytes(request.into_body(), BODY_LIMIT)
         .await
         .unwrap_or_default();
+    let is_a_claim = method == Method::POST && path == CLAIM_PATH;
     demo.requests.record(Received {
         method: method.to_string(),
         path: path.clone(),
         query: query.clone(),
-        body: serde_json::from_slice(&body).ok(),
+        // A claim is as good as the key it trades for: it is kept nowhere, in no log.
+        body: serde_json::from_slice(&body).ok().filter(|_| !is_a_claim),
         scope: scope.as_ref().map(Scope::label),
         admitted,
         idempotency_key: key_sent,
     });
+    if is_a_claim {
+        return trade(&demo, &body);
+    }
     let Some(scope) = scope.filter(|_| admitted) else {
         return problem(
             StatusCode::FORBIDDEN,
@@ -128,6 +136,36 @@ async fn answer(State(demo): State<Arc<Demo>>, request: Request) -> Response {
             "ASK-2",
             "That method is not served here.",
             &[],
+        ),
+    }
+}
+
+/// A key link's claim traded for its scope's key, sent with no key.
+fn trade(demo: &Demo, body: &[u8]) -> Response {
+    let claim = serde_json::from_slice::<Value>(body)
+        .ok()
+        .and_then(|body| body.get("claim").and_then(Value::as_str).map(str::to_owned))
+        .unwrap_or_default();
+    let traded = demo.claims.trade(&claim);
+    let key = traded.map(|scope| demo.keys.iter().find(|key| key.scope == scope));
+    match key {
+        Ok(Some(key)) => envelope(
+            StatusCode::OK,
+            "minted-key",
+            json!({"name": format!("demo assistant ({})", key.scope.label()), "scope": key.scope.label(),
+                   "purpose": "an assistant's way in", "secret": key.text}),
+        ),
+        Ok(None) => problem(
+            StatusCode::FORBIDDEN,
+            "ADMIT-4",
+            claims::NotTraded::Unknown.summary(),
+            &[],
+        ),
+        Err(why) => problem(
+            StatusCode::FORBIDDEN,
+            "ADMIT-4",
+            why.summary(),
+            &["Ask the operator for a new key link."],
         ),
     }
 }

@@ -23,6 +23,7 @@ pub fn router(demo: Arc<Demo>) -> Router {
         .route("/capability", post(capability))
         .route("/throttle", post(throttle))
         .route("/not-pinned", post(not_pinned))
+        .route("/claims/expire", post(expire_claims))
         .with_state(demo)
 }
 
@@ -102,5 +103,11 @@ async fn throttle(
 /// machine over a connection its pin does not verify: `403` with `ADMIT-11`.
 async fn not_pinned(State(demo): State<Arc<Demo>>) -> StatusCode {
     demo.not_pinned_next();
+    StatusCode::NO_CONTENT
+}
+
+/// Every key link's claim expires now, as ten minutes would have it.
+async fn expire_claims(State(demo): State<Arc<Demo>>) -> StatusCode {
+    demo.claims.expire_all();
     StatusCode::NO_CONTENT
 }

@@ -66,6 +66,11 @@ impl Key {
         secrets
     }
 
+    /// The key's text, for the one file it is kept in (the config `link` writes, 0600).
+    pub fn expose_for_keeping(&self) -> &str {
+        self.expose()
+    }
+
     /// The key's text, for the one header it travels in.
     pub(super) fn expose(&self) -> &str {
         self.0.expose_secret()

@@ -9,11 +9,12 @@ use super::credential::{Key, TOKEN_HEADER};
 use super::path;
 use super::sdk::{self, Client};
 
-/// What the SDK carries with it: the key its requests are sent with and the limits of what it
-/// reads. Its `Debug` shows neither the key nor anything of it.
+/// What the SDK carries with it: the key its requests are sent with (none for a key link's
+/// claim, which is sent before there is a key) and the limits of what it reads. Its `Debug` shows
+/// neither the key nor anything of it.
 #[derive(Clone, Debug)]
 pub struct Door {
-    key: Key,
+    key: Option<Key>,
     pub limits: AnswerLimits,
 }
 
@@ -21,7 +22,7 @@ pub struct Door {
 pub const PATH_OUTSIDE_TEMPLATE: &str = "the request's path is not its operation's template";
 
 impl Door {
-    pub fn new(key: Key, limits: AnswerLimits) -> Door {
+    pub fn new(key: Option<Key>, limits: AnswerLimits) -> Door {
         Door { key, limits }
     }
 }
@@ -39,7 +40,8 @@ impl ClientHooks<Door> for Client {
         }
         // A parsed key is ASCII hex, so this cannot fail; if it did, the request would go
         // without a key and the stack would refuse it, which is safe.
-        if let Ok(mut value) = reqwest::header::HeaderValue::from_str(self.inner().key.expose()) {
+        let key = self.inner().key.as_ref().map(Key::expose);
+        if let Some(Ok(mut value)) = key.map(reqwest::header::HeaderValue::from_str) {
             value.set_sensitive(true);
             request.headers_mut().insert(TOKEN_HEADER, value);
         }

@@ -24,6 +24,8 @@ pub struct DemoStack {
     pub control: String,
     pub mcp_url: String,
     pub mcp_pin: String,
+    /// A key link for each key, by scope (`read`, `act`, `member`).
+    pub links: Value,
 }
 
 impl DemoStack {
@@ -82,6 +84,7 @@ impl DemoStack {
             control: text("/control"),
             mcp_url: text("/mcp_url"),
             mcp_pin: text("/mcp_pin"),
+            links: info["links"].clone(),
             child,
         }
     }
@@ -95,6 +98,11 @@ impl DemoStack {
     /// The demo's process, to signal.
     pub fn pid(&self) -> Option<u32> {
         self.child.id()
+    }
+
+    /// The key link the demo made for `scope`.
+    pub fn link(&self, scope: &str) -> String {
+        self.links[scope].as_str().expect("a key link").to_owned()
     }
 
     pub fn key(&self, file: &str) -> String {

@@ -1,0 +1,124 @@
+//! `lemonfiber-mcp check` (F13-R6): with the stack and key `stdio` would use, what does this key
+//! reach? It asks the stack for the key's capabilities (a read; nothing is written) and says the
+//! state, the key's scope, and the tools and resources an assistant is offered, as a person reads
+//! them, or as JSON for a script. Exit codes: 0 connected, 3 refused, 4 unreachable.
+
+use std::sync::Arc;
+
+use serde_json::{Value, json};
+
+use crate::access::offer::Offer;
+use crate::access::standing::refuses_the_key;
+use crate::config;
+use crate::serve::Fatal;
+use crate::stack::{Failure, Stack, Unreachable};
+
+/// What `check` found.
+pub enum Checked {
+    Connected,
+    Refused,
+    Unreachable,
+}
+
+/// Runs the check and prints what it found.
+pub async fn run(print_json: bool) -> Result<Checked, Fatal> {
+    let settings = config::stdio_settings(|name| std::env::var(name).ok())?;
+    settings.key.withhold_from_output();
+    settings.address.pin.withhold_from_output();
+    let address = settings.address.base_url.clone();
+    let stack = Stack::new(&settings.address, settings.key, settings.conduct.answers)?;
+    let (checked, report) = match stack.capabilities().await {
+        Ok(capabilities) => {
+            let offer = Offer::new(Arc::new(capabilities));
+            let tools: Vec<Value> = offer
+                .listed_tools()
+                .into_iter()
+                .map(|tool| {
+                    let title = tool.title.clone().unwrap_or_default();
+                    let writes = tool
+                        .annotations
+                        .as_ref()
+                        .and_then(|annotations| annotations.read_only_hint)
+                        .map(|read_only| !read_only);
+                    json!({"name": tool.name, "title": title, "writes": writes})
+                })
+                .collect();
+            let resources: Vec<Value> =
+                offer
+                    .resources()
+                    .into_iter()
+                    .map(|resource| json!({"uri": resource.uri, "name": resource.name}))
+                    .chain(offer.resource_templates().into_iter().map(
+                        |template| json!({"uri": template.uri_template, "name": template.name}),
+                    ))
+                    .collect();
+            let scope = offer.scope().word().unwrap_or("unknown");
+            (
+                Checked::Connected,
+                json!({"state": "connected", "address": address, "scope": scope,
+                       "tools": tools, "resources": resources}),
+            )
+        }
+        Err(Failure::Refused(refusal)) if refuses_the_key(&refusal) => (
+            Checked::Refused,
+            json!({"state": "refused", "address": address,
+                   "why": "The stack refused this key: it was revoked, or never admitted. A new key is needed: ask the stack for a key link and run lemonfiber-mcp link again."}),
+        ),
+        Err(failure) => (
+            Checked::Unreachable,
+            json!({"state": "unreachable", "address": address, "why": unreachable_because(&failure)}),
+        ),
+    };
+    if print_json {
+        println!("{report}");
+    } else {
+        print_for_a_person(&report);
+    }
+    Ok(checked)
+}
+
+fn unreachable_because(failure: &Failure) -> String {
+    match failure {
+        Failure::PinMismatch => "The stack showed a certificate that does not match the pin, so nothing was sent. If the stack's certificate was replaced, link again with a new key link.".to_owned(),
+        Failure::Unreachable(Unreachable::TimedOut) => "The stack did not answer in time.".to_owned(),
+        Failure::Unreachable(Unreachable::NoConnection) => "Nothing answered at the stack's address: is the stack running, and is the address right?".to_owned(),
+        Failure::Unreachable(Unreachable::Broken) => "The connection to the stack broke.".to_owned(),
+        Failure::Refused(refusal) => format!("The stack refused to say what this key may use (status {}).", refusal.status),
+        _ => "The stack answered something this server does not understand.".to_owned(),
+    }
+}
+
+fn print_for_a_person(report: &Value) {
+    let text = |field: &str| report[field].as_str().unwrap_or_default().to_owned();
+    match text("state").as_str() {
+        "connected" => {
+            println!("Connected to the stack at {}.", text("address"));
+            println!("This key's scope: {}.\n", text("scope"));
+            let tools = report["tools"].as_array().cloned().unwrap_or_default();
+            println!(
+                "An assistant with this key is offered {} tools:",
+                tools.len()
+            );
+            for tool in &tools {
+                let what = match tool["writes"].as_bool() {
+                    Some(true) => "changes the stack",
+                    _ => "reads only",
+                };
+                println!(
+                    "  {:<28} {} ({what})",
+                    tool["name"].as_str().unwrap_or_default(),
+                    tool["title"].as_str().unwrap_or_default()
+                );
+            }
+            let resources = report["resources"].as_array().cloned().unwrap_or_default();
+            println!("\nand {} resources:", resources.len());
+            for resource in &resources {
+                println!("  {}", resource["uri"].as_str().unwrap_or_default());
+            }
+        }
+        state => {
+            println!("The key is {state} at the stack at {}.", text("address"));
+            println!("{}", text("why"));
+        }
+    }
+}

@@ -1,0 +1,312 @@
+//! Setting up from a key link (F13-R15) and asking what a key reaches (`check`, F13-R6; issue 13),
+//! with the real binary against the demo stack: the claim traded once, only the reply kept in a
+//! config only its owner can read, `stdio` working from that config alone, and every refusal
+//! named.
+
+// Test code stops at the first surprise, and reaches the server and the stack as any client would.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_types,
+    clippy::disallowed_methods
+)]
+
+#[path = "support/demo.rs"]
+mod demo;
+#[path = "support/http_server.rs"]
+mod http_server;
+#[path = "support/https.rs"]
+mod https;
+#[path = "support/mcp.rs"]
+mod mcp;
+
+use std::io::Write as _;
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::process::{Command, Output, Stdio as Piped};
+
+use demo::{BINARY, DemoStack, Scratch};
+use http_server::fresh_dir;
+use mcp::Stdio;
+use serde_json::{Value, json};
+
+/// `lemonfiber-mcp <args>` with nothing in its environment but `HOME`, and `input` on stdin.
+fn run(home: &Path, args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(BINARY)
+        .args(args)
+        .env_clear()
+        .env("HOME", home)
+        .stdin(Piped::piped())
+        .stdout(Piped::piped())
+        .stderr(Piped::piped())
+        .spawn()
+        .expect("it runs");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input.as_bytes())
+        .expect("written");
+    child.wait_with_output().expect("it ends")
+}
+
+fn said(output: &Output) -> String {
+    format!(
+        "{}{}",
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    )
+}
+
+fn config_in(home: &Path) -> std::path::PathBuf {
+    home.join(".config/lemonfiber-mcp/config.json")
+}
+
+/// The claim part of a key link.
+fn claim_of(link: &str) -> String {
+    link.split("claim=")
+        .nth(1)
+        .expect("a claim")
+        .split('&')
+        .next()
+        .expect("a claim")
+        .to_owned()
+}
+
+/// Everything under `folder`, as text.
+fn everything_in(folder: &Path) -> String {
+    let mut all = String::new();
+    for entry in std::fs::read_dir(folder).into_iter().flatten().flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            all.push_str(&everything_in(&path));
+        } else {
+            all.push_str(&String::from_utf8_lossy(
+                &std::fs::read(&path).unwrap_or_default(),
+            ));
+        }
+    }
+    all
+}
+
+#[tokio::test]
+async fn a_key_link_sets_up_stdio_and_check_and_leaves_the_claim_nowhere_f13_r15() {
+    let demo = DemoStack::start().await;
+    let home = Scratch::at(fresh_dir("home"));
+    let link = demo.link("read");
+    let linked = run(
+        &home,
+        &["link", "-", "--https", "https://mcp.home.arpa:8443/mcp"],
+        &link,
+    );
+    let linked_said = said(&linked);
+    assert!(linked.status.success(), "{linked_said}");
+    let config = config_in(&home);
+    assert!(
+        linked_said.contains(&config.display().to_string()),
+        "the config's path is printed"
+    );
+    assert!(
+        linked_said.contains("\"LEMONFIBER_CONFIG\""),
+        "a stdio config that refers to the file"
+    );
+    assert!(
+        linked_said.contains("${input:lemonfiber-key}"),
+        "the HTTPS form asks for the key"
+    );
+    let key = demo.key(&demo.read_key_file);
+    assert!(!linked_said.contains(&key), "no key is printed");
+    let mode = |path: &Path| std::fs::metadata(path).expect("there").permissions().mode() & 0o777;
+    assert_eq!(mode(&config), 0o600);
+    assert_eq!(mode(config.parent().expect("folder")), 0o700);
+    let kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).expect("kept")).expect("JSON");
+    assert_eq!(kept["key"], key.as_str());
+    assert_eq!(kept["address"], demo.address.as_str());
+    assert_eq!(kept["pin"], demo.pin.as_str());
+    assert_eq!(kept["scope"], "read");
+
+    // stdio from the linked config alone.
+    let home_text = home.display().to_string();
+    let server = Stdio::start(&[("HOME", &home_text)]).await;
+    let status = server.call("read_status", json!({})).await;
+    assert_ne!(status.is_error, Some(true), "{status:?}");
+    let stdio_said = server.stderr();
+    drop(server);
+
+    let checked = run(&home, &["check", "--json"], "");
+    assert_eq!(checked.status.code(), Some(0), "{}", said(&checked));
+    let report: Value = serde_json::from_slice(&checked.stdout).expect("JSON");
+    assert_eq!(report["state"], "connected");
+    assert_eq!(report["scope"], "read");
+    assert!(
+        report["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .any(|tool| tool["name"] == "read_status")
+    );
+    assert!(
+        report["resources"]
+            .as_array()
+            .expect("resources")
+            .iter()
+            .any(|resource| resource["uri"] == "lemonfiber://read/status")
+    );
+    let person = run(&home, &["check"], "");
+    assert!(
+        said(&person).contains("Connected to the stack at"),
+        "{}",
+        said(&person)
+    );
+
+    // Linking again over a kept config is refused before anything is claimed.
+    let again = run(&home, &["link", &demo.link("act")], "");
+    assert_eq!(again.status.code(), Some(2));
+    assert!(said(&again).contains("already holds a linked config; nothing was claimed"));
+    let other_home = Scratch::at(fresh_dir("home"));
+    assert!(
+        run(&other_home, &["link", &demo.link("act")], "")
+            .status
+            .success(),
+        "the act claim was not spent"
+    );
+
+    // A config others can read is not used.
+    std::fs::set_permissions(&config, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let open = run(&home, &["check"], "");
+    assert_eq!(open.status.code(), Some(2));
+    assert!(
+        said(&open).contains("can be read or written by others"),
+        "{}",
+        said(&open)
+    );
+
+    let claim = claim_of(&link);
+    let requests = serde_json::to_string(&demo.requests().await).expect("text");
+    for (what, text) in [
+        ("link's output", linked_said),
+        ("stdio's log", stdio_said),
+        ("check's output", said(&checked)),
+        ("the home folder", everything_in(&home)),
+        ("the stack's request log", requests),
+    ] {
+        assert!(!text.contains(&claim), "the claim is in {what}");
+    }
+}
+
+#[tokio::test]
+async fn a_refused_claim_names_its_reason_and_nothing_is_kept() {
+    let demo = DemoStack::start().await;
+    let refused = |home: &Scratch, link: &str| {
+        let output = run(home, &["link", link], "");
+        assert!(!config_in(home).exists(), "nothing is kept for {link}");
+        (output.status.code(), said(&output))
+    };
+    let home = Scratch::at(fresh_dir("home"));
+
+    let read = demo.link("read");
+    let other_pin = read.replace(&demo.pin, &"ab".repeat(32));
+    let (code, text) = refused(&home, &other_pin);
+    assert_eq!(code, Some(1));
+    assert!(
+        text.contains("did not show the certificate the link's pin names"),
+        "{text}"
+    );
+    assert!(text.contains("Nothing was sent"));
+
+    let unknown = read.replace(&claim_of(&read), &"0".repeat(48));
+    let (_, text) = refused(&home, &unknown);
+    assert!(
+        text.contains("the stack does not know this claim"),
+        "{text}"
+    );
+
+    let spent_home = Scratch::at(fresh_dir("home"));
+    assert!(
+        run(&spent_home, &["link", &read], "").status.success(),
+        "the pin mismatch spent nothing"
+    );
+    let (_, text) = refused(&home, &read);
+    assert!(text.contains("the claim is spent"), "{text}");
+
+    demo.control("claims/expire").await;
+    let (_, text) = refused(&home, &demo.link("member"));
+    assert!(text.contains("the claim has expired"), "{text}");
+
+    let claim = claim_of(&read);
+    let malformed = format!("https://127.0.0.1:1/link#claim={claim}&pin=nope");
+    let (code, text) = refused(&home, &malformed);
+    assert_eq!(code, Some(2));
+    assert!(text.contains("the key link's pin is not a pin"), "{text}");
+    assert!(
+        !text.contains(&claim),
+        "a malformed link's claim is never repeated"
+    );
+    let (code, text) = refused(&home, "stack.home.arpa");
+    assert_eq!(code, Some(2));
+    assert!(text.contains("that is not a key link"), "{text}");
+}
+
+#[tokio::test]
+async fn check_says_each_state_with_its_exit_code_f13_r6() {
+    let demo = DemoStack::start().await;
+    let home = Scratch::at(fresh_dir("home"));
+    assert!(
+        run(&home, &["link", &demo.link("act")], "")
+            .status
+            .success()
+    );
+    let check = || {
+        let output = run(&home, &["check", "--json"], "");
+        let report: Value = serde_json::from_slice(&output.stdout).expect("JSON");
+        (output.status.code(), report)
+    };
+    let (code, report) = check();
+    assert_eq!(
+        (code, report["state"].as_str()),
+        (Some(0), Some("connected"))
+    );
+    assert_eq!(report["scope"], "act");
+    let writes = report["tools"]
+        .as_array()
+        .expect("tools")
+        .iter()
+        .any(|tool| tool["writes"] == true);
+    assert!(writes, "an act key is offered tools that change the stack");
+    let sent_before = demo.requests().await.len();
+    assert_eq!(check().0, Some(0));
+    let sent: Vec<Value> = demo.requests().await.split_off(sent_before);
+    assert!(
+        sent.iter().all(|request| request["method"] == "GET"),
+        "check writes nothing: {sent:?}"
+    );
+
+    demo.control("revoke/act").await;
+    let (code_refused, report_refused) = check();
+    assert_eq!(
+        (code_refused, report_refused["state"].as_str()),
+        (Some(3), Some("refused"))
+    );
+    assert!(
+        report_refused["why"]
+            .as_str()
+            .expect("why")
+            .contains("A new key is needed")
+    );
+
+    demo.stop().await;
+    let (code_gone, report_gone) = check();
+    assert_eq!(
+        (code_gone, report_gone["state"].as_str()),
+        (Some(4), Some("unreachable"))
+    );
+    assert!(
+        report_gone["why"]
+            .as_str()
+            .expect("why")
+            .contains("Nothing answered"),
+        "{report_gone}"
+    );
+}
