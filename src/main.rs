@@ -31,7 +31,8 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve MCP over stdio, for a desktop assistant. Reads LEMONFIBER_ADDRESS, LEMONFIBER_PIN and
-    /// LEMONFIBER_KEY_FILE (or LEMONFIBER_KEY) from the environment; a key is never an argument.
+    /// LEMONFIBER_KEY_FILE (or LEMONFIBER_KEY) from the environment, or else the config `link`
+    /// wrote (LEMONFIBER_CONFIG names another); a key is never an argument.
     Stdio,
     /// Serve MCP Streamable HTTP over TLS, for an assistant on a phone or in a browser. Reads
     /// LEMONFIBER_LISTEN, LEMONFIBER_ADDRESS, LEMONFIBER_PIN, LEMONFIBER_NAMES and LEMONFIBER_STATE;
@@ -62,6 +63,9 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Ask the HTTP mode serving on LEMONFIBER_LISTEN on this machine for /health: the
+    /// container's health check. Exits 0 when it answers 200.
+    Health,
     /// The certificate the HTTP mode serves (kept in LEMONFIBER_STATE, for LEMONFIBER_NAMES).
     Certificate {
         #[command(subcommand)]
@@ -114,6 +118,10 @@ fn main() -> ExitCode {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(failure) if failure.is_settings() => failed(&failure, EXIT_BAD_SETTINGS),
                 Err(failure) => failed(&failure, EXIT_FAILED),
+            },
+            Command::Health => match serve::health::run() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(unhealthy) => failed(&unhealthy, EXIT_FAILED),
             },
             Command::Check { json } => match check::run(json).await {
                 Ok(check::Checked::Connected) => ExitCode::SUCCESS,

@@ -1,6 +1,7 @@
 //! The two ways the server is reached: over stdio by a desktop assistant, and over Streamable
 //! HTTP with TLS by an assistant on a phone or in a browser; and how either ends.
 
+pub mod health;
 pub mod http;
 pub mod stdio;
 pub mod tls;
