@@ -12,7 +12,7 @@ use crate::stack::{AnswerLimits, StackAddress};
 
 mod file;
 mod tls;
-pub use file::{CONFIG, config_path, read_linked, write_linked};
+pub use file::{CONFIG, config_path, read_linked, reserve};
 pub use tls::{
     ACME_DIRECTORY, ACME_DNS_HOOK, ACME_HTTP, AcmeChallenge, AcmeSettings, TLS_MODE, TlsMode,
     tls_mode,
@@ -144,6 +144,12 @@ pub enum ConfigError {
     ConfigMalformed(PathBuf),
     #[error("the linked config {path} cannot be written ({1})", path = .0.display())]
     ConfigNotWritten(PathBuf, std::io::ErrorKind),
+    #[error(
+        "{path} already holds a linked config; nothing was claimed. Move it away first, or set {CONFIG} to \
+         another file",
+        path = .0.display()
+    )]
+    AlreadyLinked(PathBuf),
     #[error(
         "certificate rotate replaces the certificate of the pinned mode, and {TLS_MODE} is {0}, whose certificate \
          comes from elsewhere"

@@ -320,9 +320,12 @@ fn print_for_a_person(demo: &Demo, served: &Served, key_directory: &Path) {
         );
         println!("or member.key to see what a household member sees.\n\n{pretty}\n");
     }
-    println!("Or set up from a key link, as with a real stack (each works once, for ten minutes):");
+    println!(
+        "Or set up from a key link, as with a real stack: run `{program} link -` and paste one"
+    );
+    println!("(each works once, for ten minutes):");
     for (scope, link) in &served.links {
-        println!("  {scope:<7} {program} link '{link}'");
+        println!("  {scope:<7} {link}");
     }
     println!();
     println!("MCP over HTTPS, for a phone or browser assistant on this machine:");

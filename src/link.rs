@@ -8,7 +8,7 @@
 //! that is handed a key link.
 
 use std::io::Read as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use serde_json::json;
 
@@ -49,12 +49,6 @@ pub enum LinkFailure {
     #[error("cannot read the key link from standard input: {0}")]
     Stdin(#[source] std::io::Error),
     #[error(
-        "{path} already holds a linked config; nothing was claimed. Move it away first, or set {config} to \
-         another file",
-        path = .0.display(), config = config::CONFIG
-    )]
-    AlreadyLinked(PathBuf),
-    #[error(
         "there is no config folder to keep the key in: set {} or HOME",
         config::CONFIG
     )]
@@ -87,10 +81,7 @@ impl LinkFailure {
     pub fn is_settings(&self) -> bool {
         matches!(
             self,
-            LinkFailure::Link(_)
-                | LinkFailure::AlreadyLinked(_)
-                | LinkFailure::NowhereToKeep
-                | LinkFailure::Settings(_)
+            LinkFailure::Link(_) | LinkFailure::NowhereToKeep | LinkFailure::Settings(_)
         )
     }
 }
@@ -234,18 +225,29 @@ pub async fn run(given: &str, https: Option<&str>) -> Result<(), LinkFailure> {
             .filter(|value| !value.trim().is_empty())
     };
     let path = config::config_path(&set).ok_or(LinkFailure::NowhereToKeep)?;
-    if path.exists() {
-        return Err(LinkFailure::AlreadyLinked(path));
-    }
+    // Everything that could go wrong with keeping the key is found before the claim is spent.
+    let reserved = config::reserve(&path)?;
     let minted = claim(&link).await?;
     // Only what the reply carries: its address and pin where it gives them, the link's otherwise.
     let pin = minted.pin.unwrap_or(link.stack.pin);
-    let address = match &minted.address {
-        Some(address) => stack_address(address, Some(&pin.to_hex()))?.base_url,
+    let replied = minted
+        .address
+        .as_deref()
+        .map(|address| stack_address(address, Some(&pin.to_hex())));
+    let address = match replied {
+        Some(Ok(address)) => address.base_url,
+        Some(Err(_)) => {
+            eprintln!(
+                "lemonfiber-mcp: the stack's reply named an address that is not one a stack is reached at; the \
+                 link's address is kept instead"
+            );
+            link.stack.base_url.clone()
+        }
         None => link.stack.base_url.clone(),
     };
     let (name, scope) = (words(&minted.name), words(&minted.scope));
-    config::write_linked(&path, &address, pin, &minted.key, (&name, &scope))?;
+    let path = reserved.path().to_owned();
+    reserved.write(&address, pin, &minted.key, (&name, &scope))?;
     print_configs(&path, &address, (&name, &scope), https);
     Ok(())
 }

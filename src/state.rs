@@ -6,12 +6,19 @@ use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::Path;
 
-/// Makes `folder` (and what leads to it) readable by its owner only, if it is not there yet.
+/// Makes `folder` (and what leads to it), and makes it its owner's alone (0700) if it was there
+/// already and open to others.
 pub fn make_folder(folder: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::PermissionsExt as _;
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
-        .create(folder)
+        .create(folder)?;
+    let mode = std::fs::metadata(folder)?.permissions().mode();
+    if mode & 0o077 != 0 {
+        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))?;
+    }
+    Ok(())
 }
 
 /// Writes `bytes` to `path` whole or not at all, readable by its owner only: to a file beside

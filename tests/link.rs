@@ -94,6 +94,10 @@ fn everything_in(folder: &Path) -> String {
 async fn a_key_link_sets_up_stdio_and_check_and_leaves_the_claim_nowhere_f13_r15() {
     let demo = DemoStack::start().await;
     let home = Scratch::at(fresh_dir("home"));
+    // A config folder someone left open to others is made the owner's alone.
+    let folder = home.join(".config/lemonfiber-mcp");
+    std::fs::create_dir_all(&folder).expect("folder");
+    std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).expect("chmod");
     let link = demo.link("read");
     let linked = run(
         &home,
@@ -309,4 +313,31 @@ async fn check_says_each_state_with_its_exit_code_f13_r6() {
             .contains("Nothing answered"),
         "{report_gone}"
     );
+}
+
+#[tokio::test]
+async fn a_relative_config_path_is_printed_as_the_absolute_path_an_assistant_needs() {
+    let demo = DemoStack::start().await;
+    let home = Scratch::at(fresh_dir("home"));
+    std::fs::create_dir_all(&*home).expect("home");
+    let linked = Command::new(BINARY)
+        .args(["link", &demo.link("member")])
+        .env_clear()
+        .env("LEMONFIBER_CONFIG", "linked/member.json")
+        .current_dir(&*home)
+        .output()
+        .expect("it runs");
+    assert!(linked.status.success(), "{}", said(&linked));
+    let absolute = home.join("linked/member.json");
+    assert!(
+        said(&linked).contains(&format!(
+            "\"LEMONFIBER_CONFIG\": \"{}\"",
+            absolute.display()
+        )),
+        "{}",
+        said(&linked)
+    );
+    let kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(&absolute).expect("kept")).expect("JSON");
+    assert_eq!(kept["scope"], "member:maya");
 }

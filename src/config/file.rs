@@ -70,31 +70,75 @@ pub fn read_linked(path: &Path) -> Result<Linked, ConfigError> {
     Ok(Linked { address, key })
 }
 
-/// Writes `linked` to `path` whole, in a folder only its owner can enter, readable by its owner
-/// only.
-pub fn write_linked(
-    path: &Path,
-    address: &str,
-    pin: Fingerprint,
-    key: &Key,
-    (name, scope): (&str, &str),
-) -> Result<(), ConfigError> {
-    let written = Written {
-        address: address.to_owned(),
-        pin: pin.to_hex(),
-        key: key.expose_for_keeping().to_owned(),
-        name: name.to_owned(),
-        scope: scope.to_owned(),
-    };
-    let text = serde_json::to_string_pretty(&written)
-        .map_err(|_| ConfigError::ConfigMalformed(path.to_owned()))?;
+/// The config file, taken for one link before its claim is spent: made empty and exclusively
+/// (so two links at once cannot both write it, and a folder that cannot hold it is found before
+/// the claim is spent), and removed again unless the link's key is written to it.
+pub struct Reserved {
+    path: PathBuf,
+    written: bool,
+}
+
+/// Takes `path` for a link: refused if a linked config is there already.
+pub fn reserve(path: &Path) -> Result<Reserved, ConfigError> {
+    use std::os::unix::fs::OpenOptionsExt as _;
+    let path = std::path::absolute(path)
+        .map_err(|error| ConfigError::ConfigNotWritten(path.to_owned(), error.kind()))?;
     let not_written =
-        |error: std::io::Error| ConfigError::ConfigNotWritten(path.to_owned(), error.kind());
-    if let Some(folder) = path
-        .parent()
-        .filter(|folder| !folder.as_os_str().is_empty())
-    {
+        |error: std::io::Error| ConfigError::ConfigNotWritten(path.clone(), error.kind());
+    if let Some(folder) = path.parent() {
         crate::state::make_folder(folder).map_err(not_written)?;
     }
-    crate::state::write_whole(path, format!("{text}\n").as_bytes()).map_err(not_written)
+    match std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .open(&path)
+    {
+        Ok(_) => Ok(Reserved {
+            path,
+            written: false,
+        }),
+        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
+            Err(ConfigError::AlreadyLinked(path))
+        }
+        Err(error) => Err(not_written(error)),
+    }
+}
+
+impl Reserved {
+    /// Where the config is, as an absolute path an assistant started anywhere can find.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Writes the linked stack and key, whole, readable by its owner only.
+    pub fn write(
+        mut self,
+        address: &str,
+        pin: Fingerprint,
+        key: &Key,
+        (name, scope): (&str, &str),
+    ) -> Result<(), ConfigError> {
+        let written = Written {
+            address: address.to_owned(),
+            pin: pin.to_hex(),
+            key: key.expose_for_keeping().to_owned(),
+            name: name.to_owned(),
+            scope: scope.to_owned(),
+        };
+        let text = serde_json::to_string_pretty(&written)
+            .map_err(|_| ConfigError::ConfigMalformed(self.path.clone()))?;
+        crate::state::write_whole(&self.path, format!("{text}\n").as_bytes())
+            .map_err(|error| ConfigError::ConfigNotWritten(self.path.clone(), error.kind()))?;
+        self.written = true;
+        Ok(())
+    }
+}
+
+impl Drop for Reserved {
+    fn drop(&mut self) {
+        if !self.written {
+            let _ = std::fs::remove_file(&self.path);
+        }
+    }
 }
