@@ -240,6 +240,14 @@ async fn a_refused_claim_names_its_reason_and_nothing_is_kept() {
     assert!(text.contains("the claim has expired"), "{text}");
 
     let claim = claim_of(&read);
+    let nowhere = format!("https://127.0.0.1:1/link#claim={claim}&pin={}", demo.pin);
+    let (code, text) = refused(&home, &nowhere);
+    assert_eq!(code, Some(1));
+    assert!(
+        text.contains("did not answer (no connection); the claim was not spent"),
+        "{text}"
+    );
+
     let malformed = format!("https://127.0.0.1:1/link#claim={claim}&pin=nope");
     let (code, text) = refused(&home, &malformed);
     assert_eq!(code, Some(2));
