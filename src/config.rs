@@ -280,18 +280,32 @@ pub fn stdio_settings(
 /// The key in a file that only its owner may read or write, as ssh insists of its own keys: a
 /// key others could read is as good as theirs.
 fn read_key_file(path: PathBuf) -> Result<Key, ConfigError> {
+    let text = read_private(&path).map_err(|problem| match problem {
+        NotPrivate::Unreadable(kind) => ConfigError::KeyFileUnreadable(path.clone(), kind),
+        NotPrivate::OpenToOthers(mode) => ConfigError::KeyFileOpenToOthers(path.clone(), mode),
+    })?;
+    Key::parse(&text).map_err(|error| ConfigError::BadKey(KEY_FILE, error))
+}
+
+/// Why a file that must be its owner's alone is not used.
+enum NotPrivate {
+    Unreadable(std::io::ErrorKind),
+    /// Others may read or write it: its mode.
+    OpenToOthers(u32),
+}
+
+/// The text of `path`, if only its owner may read or write it.
+fn read_private(path: &std::path::Path) -> Result<String, NotPrivate> {
     use std::os::unix::fs::PermissionsExt as _;
-    let unreadable =
-        |error: std::io::Error| ConfigError::KeyFileUnreadable(path.clone(), error.kind());
-    let mode = std::fs::metadata(&path)
+    let unreadable = |error: std::io::Error| NotPrivate::Unreadable(error.kind());
+    let mode = std::fs::metadata(path)
         .map_err(unreadable)?
         .permissions()
         .mode();
     if mode & 0o077 != 0 {
-        return Err(ConfigError::KeyFileOpenToOthers(path, mode & 0o7777));
+        return Err(NotPrivate::OpenToOthers(mode & 0o7777));
     }
-    let text = std::fs::read_to_string(&path).map_err(unreadable)?;
-    Key::parse(&text).map_err(|error| ConfigError::BadKey(KEY_FILE, error))
+    std::fs::read_to_string(path).map_err(unreadable)
 }
 
 /// The limits the HTTP mode keeps for each key, each peer, and in all.

@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{ConfigError, stack_address};
+use super::{ConfigError, NotPrivate, read_private, stack_address};
 use crate::fingerprint::Fingerprint;
 use crate::stack::StackAddress;
 use crate::stack::credential::Key;
@@ -47,20 +47,10 @@ pub fn config_path(set: &impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
 
 /// The linked config at `path`, if only its owner can read it.
 pub fn read_linked(path: &Path) -> Result<Linked, ConfigError> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let unreadable =
-        |error: std::io::Error| ConfigError::ConfigUnreadable(path.to_owned(), error.kind());
-    let mode = std::fs::metadata(path)
-        .map_err(unreadable)?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        return Err(ConfigError::ConfigOpenToOthers(
-            path.to_owned(),
-            mode & 0o7777,
-        ));
-    }
-    let text = std::fs::read_to_string(path).map_err(unreadable)?;
+    let text = read_private(path).map_err(|problem| match problem {
+        NotPrivate::Unreadable(kind) => ConfigError::ConfigUnreadable(path.to_owned(), kind),
+        NotPrivate::OpenToOthers(mode) => ConfigError::ConfigOpenToOthers(path.to_owned(), mode),
+    })?;
     let written: Written =
         serde_json::from_str(&text).map_err(|_| ConfigError::ConfigMalformed(path.to_owned()))?;
     let address = stack_address(&written.address, Some(&written.pin))

@@ -35,8 +35,6 @@ const CLOCK_LOOKED_AT_EVERY: Duration = Duration::from_secs(600);
 /// A certificate being served, in the mode chosen.
 pub struct Served {
     pub config: Arc<ServerConfig>,
-    /// What every handshake presents: swapped for a new certificate while serving.
-    pub resolver: Arc<Swappable>,
     /// The fingerprint of the certificate served first.
     pub fingerprint: Fingerprint,
     /// The PEM a client trusts to check the server: the certificate itself, the operator's chain,
@@ -137,8 +135,7 @@ pub fn serve_certificate(
     let answers_tls_alpn =
         matches!(mode, TlsMode::Acme(settings) if settings.challenge == AcmeChallenge::TlsAlpn);
     Ok(Served {
-        config: config_presenting(started.resolver.clone(), answers_tls_alpn)?,
-        resolver: started.resolver,
+        config: config_presenting(started.resolver, answers_tls_alpn)?,
         fingerprint: started.first.fingerprint,
         trust_file: started.trust_file,
         root_pem: started.root_pem,
@@ -319,7 +316,12 @@ async fn wait_until(at: SystemTime, ends: &CancellationToken) -> bool {
 
 /// The first certificate of a PEM file: the leaf of a chain, or a root.
 fn leaf_in(file: &Path) -> Result<CertificateDer<'static>, CertError> {
-    chain_in(file)?
+    leaf_of(&read(file)?, file)
+}
+
+/// The first certificate of PEM text that came from `file`.
+fn leaf_of(pem: &[u8], file: &Path) -> Result<CertificateDer<'static>, CertError> {
+    chain_of(pem, file)?
         .into_iter()
         .next()
         .ok_or_else(|| CertError::NoCertificate(file.to_owned()))
@@ -327,8 +329,13 @@ fn leaf_in(file: &Path) -> Result<CertificateDer<'static>, CertError> {
 
 /// The certificates of a PEM file, in order; never none.
 fn chain_in(file: &Path) -> Result<Vec<CertificateDer<'static>>, CertError> {
+    chain_of(&read(file)?, file)
+}
+
+/// The certificates of PEM text that came from `file`, in order; never none.
+fn chain_of(pem: &[u8], file: &Path) -> Result<Vec<CertificateDer<'static>>, CertError> {
     use rustls::pki_types::pem::PemObject as _;
-    let chain = CertificateDer::pem_slice_iter(&read(file)?)
+    let chain = CertificateDer::pem_slice_iter(pem)
         .collect::<Result<Vec<_>, _>>()
         .map_err(|error| CertError::NotACertificate(file.to_owned(), error))?;
     if chain.is_empty() {
@@ -339,8 +346,13 @@ fn chain_in(file: &Path) -> Result<Vec<CertificateDer<'static>>, CertError> {
 
 /// The private key of a PEM file.
 fn key_in(file: &Path) -> Result<PrivateKeyDer<'static>, CertError> {
+    key_of(&read(file)?, file)
+}
+
+/// The private key in PEM text that came from `file`.
+fn key_of(pem: &[u8], file: &Path) -> Result<PrivateKeyDer<'static>, CertError> {
     use rustls::pki_types::pem::PemObject as _;
-    PrivateKeyDer::from_pem_slice(&read(file)?).map_err(|_| CertError::NotAKey(file.to_owned()))
+    PrivateKeyDer::from_pem_slice(pem).map_err(|_| CertError::NotAKey(file.to_owned()))
 }
 
 fn read(file: &Path) -> Result<Vec<u8>, CertError> {

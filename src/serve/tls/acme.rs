@@ -13,12 +13,13 @@ use instant_acme::{
     Account, AccountCredentials, AuthorizationStatus, Identifier, NewAccount, NewOrder,
     OrderStatus, RetryPolicy,
 };
-use rustls::pki_types::pem::PemObject as _;
-use rustls::pki_types::{CertificateDer, PrivateKeyDer};
 use tokio_util::sync::CancellationToken;
 
 use super::inspect::{Lifetime, said};
-use super::{CertError, Presented, Started, Swappable, keep, read_text, servable, wait_until};
+use super::{
+    CertError, Presented, Started, Swappable, chain_of, keep, key_of, read_text, servable,
+    wait_until,
+};
 use crate::config::AcmeSettings;
 
 mod answers;
@@ -119,11 +120,8 @@ struct Issued {
 impl Issued {
     /// The chain and key as served, if they can be for `names` now.
     fn servable(&self, names: &[String], file: &Path) -> Result<(Presented, Lifetime), CertError> {
-        let chain = CertificateDer::pem_slice_iter(self.chain.as_bytes())
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|error| CertError::NotACertificate(file.to_owned(), error))?;
-        let key = PrivateKeyDer::from_pem_slice(self.key.as_bytes())
-            .map_err(|_| CertError::NotAKey(file.to_owned()))?;
+        let chain = chain_of(self.chain.as_bytes(), file)?;
+        let key = key_of(self.key.as_bytes(), file)?;
         servable(chain, key, names, (file, file))
     }
 

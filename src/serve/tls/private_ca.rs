@@ -13,11 +13,12 @@ use rcgen::{
     BasicConstraints, CertificateParams, CidrSubnet, DnType, ExtendedKeyUsagePurpose,
     GeneralSubtree, IsCa, Issuer, KeyPair, KeyUsagePurpose, NameConstraints,
 };
-use rustls::pki_types::pem::PemObject as _;
 use tokio_util::sync::CancellationToken;
 
 use super::inspect::{Lifetime, said};
-use super::{CertError, Presented, Started, Swappable, keep, presented, read_text, wait_until};
+use super::{
+    CertError, Presented, Started, Swappable, keep, leaf_of, presented, read_text, wait_until,
+};
 use crate::fingerprint::Fingerprint;
 
 const ROOT_FILE: &str = "private-ca-root.pem";
@@ -101,8 +102,7 @@ impl PrivateRoot {
             .map(str::to_owned)
             .collect();
         let root_file = state.join(ROOT_FILE);
-        let der = rustls::pki_types::CertificateDer::from_pem_slice(pem.as_bytes())
-            .map_err(|error| CertError::NotACertificate(root_file.clone(), error))?;
+        let der = leaf_of(pem.as_bytes(), &root_file)?;
         let issuer =
             Issuer::from_ca_cert_der(&der, key).map_err(|_| CertError::NotX509(root_file))?;
         Ok(PrivateRoot {
@@ -129,11 +129,12 @@ impl PrivateRoot {
         });
         valid_for(&mut params, ROOT_LIFE);
         let certificate = params.self_signed(&key).map_err(CertError::NotSigned)?;
+        let pem = certificate.pem();
         keep(state, ROOT_KEY_FILE, key.serialize_pem().as_bytes())?;
         keep(state, ROOT_NAMES_FILE, names.join("\n").as_bytes())?;
-        keep(state, ROOT_FILE, certificate.pem().as_bytes())?;
+        keep(state, ROOT_FILE, pem.as_bytes())?;
         Ok(PrivateRoot {
-            pem: certificate.pem(),
+            pem,
             fingerprint: Fingerprint::of_certificate(certificate.der()),
             issuer: Issuer::new(params, key),
             permitted: names.to_vec(),
