@@ -1,9 +1,10 @@
 //! What a key may do, decided by the stack and kept by the server: where the server stands with
 //! the stack for the key (`standing`), the tools and resources its capabilities admit (`offer`),
-//! the offers a rehearsal seals to it (`consent`), and what is kept per key, under its digest
+//! the offers a rehearsal seals to it (`consent`) with what seals them (`sealing`), and what is kept per key, under its digest
 //! (`by_digest`). Nothing here talks to the stack; the stack's answers are brought to it.
 
 pub mod by_digest;
 pub mod consent;
 pub mod offer;
+pub mod sealing;
 pub mod standing;

@@ -11,8 +11,10 @@ use crate::stack::credential::{Key, KeyError};
 use crate::stack::{AnswerLimits, StackAddress};
 
 mod file;
+mod sign_in;
 mod tls;
 pub use file::{CONFIG, config_path, read_linked, reserve};
+pub use sign_in::{CLIENT_DOCUMENT_ROOTS, SignInSettings, sign_in};
 pub use tls::{
     ACME_DIRECTORY, ACME_DNS_HOOK, ACME_HTTP, AcmeChallenge, AcmeSettings, TLS_MODE, TlsMode,
     tls_mode,
@@ -92,6 +94,8 @@ pub enum ConfigError {
     NoListen,
     #[error("{LISTEN} is not an address to listen on, such as 0.0.0.0:8443")]
     BadListen,
+    #[error("{0} must be true or false")]
+    BadSwitch(&'static str),
     #[error("{NAMES} must list the names this server is reached by, separated by commas")]
     BadNames,
     #[error("{TLS_MODE} must be pinned, files, private-ca or acme")]
@@ -367,6 +371,7 @@ pub struct HttpSettings {
     pub origins: Option<Vec<String>>,
     pub conduct: Conduct,
     pub limits: Limits,
+    pub sign_in: SignInSettings,
 }
 
 pub fn http_settings(
@@ -402,6 +407,7 @@ pub fn http_settings(
         origins: set(ORIGINS).map(list),
         conduct: conduct(&set)?,
         limits: limits(&set)?,
+        sign_in: sign_in(&set)?,
     })
 }
 

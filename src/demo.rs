@@ -215,6 +215,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         // The HTTP mode's limits, as its settings give them: a checker that opens many sessions
         // can be given room for them.
         limits: config::limits(&|name| std::env::var(name).ok())?,
+        sign_in: config::sign_in(&|name| std::env::var(name).ok())?,
     })
     .await?;
     let pin = certificate.pin.to_hex();

@@ -6,7 +6,7 @@ pub mod http;
 pub mod stdio;
 pub mod tls;
 
-use crate::access::consent::SealError;
+use crate::access::sealing::SealError;
 use crate::config::{AUDIT, ConfigError};
 use crate::stack::SetupError;
 

@@ -1,7 +1,8 @@
 //! Independent clients: the official Python MCP SDK (PyPI `mcp`, pinned in
 //! tests/interop/requirements.txt, installed by this test into a venv of its own) against the real
 //! binary, over stdio and over HTTPS with a bearer key, in its auto mode (2026-07-28) and its
-//! legacy mode (2025-11-25). F13-R6, F13-R8.
+//! legacy mode (2025-11-25), and signing in through its OAuth client as a provider-hosted
+//! assistant does. F13-R6, F13-R8.
 
 // Test code stops at the first surprise, and reaches the server and the stack as any client would.
 #![allow(
@@ -72,10 +73,14 @@ fn python() -> &'static Path {
 }
 
 async fn python_client(args: &[&str]) -> Value {
+    python_script("client.py", args).await
+}
+
+async fn python_script(script: &str, args: &[&str]) -> Value {
     let python = python();
     let mut command = tokio::process::Command::new(python);
     command
-        .arg(interop_dir().join("client.py"))
+        .arg(interop_dir().join(script))
         .args(args)
         .kill_on_drop(true);
     let output = tokio::time::timeout(CLIENT_LIMIT, command.output())
@@ -229,4 +234,137 @@ fn certificate_of(demo: &DemoStack) -> String {
     keys.join("mcp/server-certificate.pem")
         .display()
         .to_string()
+}
+
+/// The SDK's OAuth client signs in from the URL alone, as a provider-hosted assistant does: it
+/// discovers, registers, sends the person to the page (the script fills it in with `credential`,
+/// as a browser without script would), exchanges the code, uses and refreshes its token; then the
+/// demo revokes the key, and the tools and the refresh grant both say so.
+async fn signed_in(demo: &DemoStack, credential: &str, revoke: &str) -> Value {
+    let folder = demo::Scratch::at(
+        std::env::temp_dir().join(format!("lemonfiber-oauth-{}-{revoke}", std::process::id())),
+    );
+    std::fs::create_dir_all(&*folder).expect("a folder for the credential");
+    let file = folder.join("credential");
+    std::fs::write(&file, credential).expect("the credential is written");
+    let revoke = format!("{}/revoke/{revoke}", demo.control);
+    python_script(
+        "oauth_client.py",
+        &[
+            "--url",
+            &demo.mcp_url,
+            "--trust",
+            &certificate_of(demo),
+            "--credential-file",
+            &file.display().to_string(),
+            "--revoke",
+            &revoke,
+        ],
+    )
+    .await
+}
+
+fn assert_signed_in_refreshed_and_refused_once_revoked(seen: &Value, tools: usize) {
+    let person = &seen["person"];
+    assert_eq!(person["first_page"]["status"], 200, "{seen}");
+    assert_eq!(person["first_page"]["scripts"], 0, "no script: {seen}");
+    assert_eq!(
+        person["first_page"]["actions"],
+        serde_json::json!(["/authorize"])
+    );
+    assert!(
+        person["first_page"]["csp"].as_str().is_some_and(
+            |csp| csp.contains("default-src 'none'") && csp.contains("frame-ancestors 'none'")
+        ),
+        "{seen}"
+    );
+    assert_eq!(
+        person["second_page"]["buttons"],
+        serde_json::json!(["allow", "deny"])
+    );
+    let page = person["second_page"]["text"].as_str().unwrap_or_default();
+    assert!(
+        page.contains("“Interop <test> assistant”"),
+        "the client's own words, shown as such: {page}"
+    );
+    assert_eq!(person["sent_back_to"], "http://127.0.0.1:9/callback");
+    assert_eq!(seen["client_id_is_sealed"], true);
+    assert_eq!(seen["token_type"], "Bearer");
+    assert_eq!(seen["expires_in"], 3600);
+    assert_eq!(
+        seen["tools"].as_array().map(Vec::len),
+        Some(tools),
+        "{seen}"
+    );
+    assert_eq!(seen["read"]["is_error"], false, "{seen}");
+    assert!(
+        seen["read"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("[lemonfiber stack data ")
+    );
+    assert_eq!(seen["after_refresh"]["is_error"], false, "{seen}");
+    assert_eq!(seen["after_refresh"]["access_token_changed"], true);
+    assert_eq!(seen["after_refresh"]["refresh_token_changed"], true);
+    assert_eq!(
+        seen["old_refresh_token"],
+        serde_json::json!({"status": 400, "error": "invalid_grant"}),
+        "a refresh token is used once"
+    );
+    assert_eq!(seen["after_revoke"]["is_error"], true, "{seen}");
+    assert!(
+        seen["after_revoke"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("refused"),
+        "{seen}"
+    );
+    assert_eq!(
+        seen["refresh_after_revoke"],
+        serde_json::json!({"status": 400, "error": "invalid_grant"}),
+        "{seen}"
+    );
+}
+
+#[tokio::test]
+async fn a_hosted_assistant_signs_in_through_the_python_sdks_oauth_client_with_a_key() {
+    let demo = DemoStack::start().await;
+    let key = demo.key(&demo.act_key_file);
+    let seen = signed_in(&demo, &key, "act").await;
+    assert_signed_in_refreshed_and_refused_once_revoked(&seen, 49);
+    let page = seen["person"]["second_page"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        page.contains("This is an act key") && page.contains("Act: "),
+        "{page}"
+    );
+    let printed = seen.to_string();
+    assert!(
+        !printed.contains(&key),
+        "the provider never holds the key itself"
+    );
+}
+
+#[tokio::test]
+async fn a_hosted_assistant_signs_in_through_the_python_sdks_oauth_client_with_a_key_link() {
+    let demo = DemoStack::start().await;
+    let seen = signed_in(&demo, &demo.link("member"), "member").await;
+    let page = seen["person"]["second_page"]["text"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(page.contains("household member's key"), "{page}");
+    assert!(
+        !page.contains("Read: "),
+        "a member is told in the household's words: {page}"
+    );
+    assert_signed_in_refreshed_and_refused_once_revoked(
+        &seen,
+        seen["tools"].as_array().map_or(0, Vec::len).max(1),
+    );
+    assert!(
+        seen["tools"]
+            .as_array()
+            .is_some_and(|tools| tools.iter().all(|tool| tool != "read_status"))
+    );
 }

@@ -4,59 +4,33 @@
 //! key that rehearsed, the action, the exact arguments rehearsed and an expiry, so the act runs
 //! exactly what the person agreed to, and anything else is refused before the stack is asked.
 //!
-//! Sealing is authenticated encryption (ChaCha20-Poly1305) under a secret the server makes at
-//! start, or keeps in its state folder so that HTTP replicas sharing it accept each other's
-//! offers. The seal holds all it needs, so it works in every protocol version and on any
-//! replica. Offers acted on are remembered until they expire: in memory for one process, or as
-//! files in the state folder, made exclusively, so replicas sharing it refuse a replay too.
+//! The seal (see `sealing`) holds all it needs, so it works in every protocol version and on any
+//! replica; offers acted on are remembered until they expire.
 
-use std::collections::HashMap;
-use std::fmt;
-use std::io::Write as _;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
-use std::path::{Path, PathBuf};
-use std::sync::Mutex;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::path::Path;
+use std::time::Duration;
 
-use base64::Engine as _;
-use ring::aead::{Aad, CHACHA20_POLY1305, LessSafeKey, NONCE_LEN, Nonce, UnboundKey};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-
-use crate::lock::lock;
 use sha2::{Digest, Sha256};
 
-const PREFIX: &str = "lfmcp-offer1.";
-const AAD: &[u8] = b"lemonfiber-mcp sealed offer 1";
-const SECRET_FILE: &str = "offer-secret";
+use super::sealing::{NotUsed, Purpose, SealError, SealNonce, Sealer, Used, now};
+
+const OFFER: Purpose = Purpose {
+    prefix: "lfmcp-offer1.",
+    bound_to: b"lemonfiber-mcp sealed offer 1",
+};
 const SPENT_FOLDER: &str = "spent-offers";
-/// A folder of spent offers is swept of expired ones after this many acts.
-const SWEEP_EVERY: u64 = 64;
-const SECRET_LEN: usize = 32;
-/// Offers acted on are remembered until they expire; past this many at once, the oldest
-/// expired ones are let go first, and no act is taken while none can be.
-const SPENT_KEPT: usize = 100_000;
-const BASE64: base64::engine::GeneralPurpose = base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
 /// What the server seals offers with, and the offers already acted on.
 pub struct Seal {
-    key: LessSafeKey,
+    sealer: Sealer,
     life: Duration,
-    spent: Spent,
+    spent: Used,
 }
 
-/// Where offers acted on are remembered, each until it expires.
-enum Spent {
-    InMemory(Mutex<HashMap<[u8; NONCE_LEN], u64>>),
-    /// One file an offer, named by its expiry and nonce, made only if it is not there.
-    InFolder {
-        folder: PathBuf,
-        acts: std::sync::atomic::AtomicU64,
-    },
-}
-
-impl fmt::Debug for Seal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl std::fmt::Debug for Seal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "Seal(life {:?})", self.life)
     }
 }
@@ -83,7 +57,7 @@ pub struct Opened {
     pub arguments: Map<String, Value>,
     /// The stack's offer, sent back to it as the action's `offer`.
     pub stack_offer: String,
-    nonce: [u8; NONCE_LEN],
+    nonce: SealNonce,
     expires: u64,
 }
 
@@ -127,80 +101,24 @@ pub enum OfferRefused {
     NotRecorded,
 }
 
-/// Why the seal's secret could not be had. Names the file, never the secret.
-#[derive(Debug, thiserror::Error)]
-pub enum SealError {
-    #[error("cannot make the key offers are sealed with")]
-    NoKey,
-    #[error("no randomness to seal offers with: {0}")]
-    NoRandomness(getrandom::Error),
-    #[error(
-        "{file} can be read by others (mode {mode:04o}); make it yours alone with: chmod 600 {file}",
-        file = .0.display(), mode = .1
-    )]
-    OpenToOthers(PathBuf, u32),
-    #[error("{file} is not a secret this server made; remove it and a new one is made", file = .0.display())]
-    NotOurs(PathBuf),
-    #[error("cannot read {file}: {1}", file = .0.display())]
-    Unreadable(PathBuf, #[source] std::io::Error),
-    #[error("cannot make {folder}: {1}", folder = .0.display())]
-    NoFolder(PathBuf, #[source] std::io::Error),
-    #[error("cannot keep the offer secret in {file}: {1}", file = .0.display())]
-    NotKept(PathBuf, #[source] std::io::Error),
-}
-
-fn now() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| since.as_secs())
-}
-
 impl Seal {
-    fn with_secret(
-        secret: &[u8; SECRET_LEN],
-        life: Duration,
-        spent: Spent,
-    ) -> Result<Seal, SealError> {
-        let key = UnboundKey::new(&CHACHA20_POLY1305, secret).map_err(|_| SealError::NoKey)?;
+    /// A seal whose secret lives as long as the process: for one assistant over stdio.
+    pub fn made_now(life: Duration) -> Result<Seal, SealError> {
         Ok(Seal {
-            key: LessSafeKey::new(key),
+            sealer: Sealer::made_now()?,
             life,
-            spent,
+            spent: Used::in_memory(),
         })
     }
 
-    /// A seal whose secret lives as long as the process: for one assistant over stdio.
-    pub fn made_now(life: Duration) -> Result<Seal, SealError> {
-        Seal::with_secret(
-            &new_secret()?,
-            life,
-            Spent::InMemory(Mutex::new(HashMap::new())),
-        )
-    }
-
-    /// A seal whose secret is kept in `state`, made there (readable by its owner only) the
-    /// first time, with the offers acted on beside it: replicas given the same folder accept
-    /// each other's offers and refuse each other's replays.
+    /// A seal whose secret is kept in `state`, with the offers acted on beside it: replicas
+    /// given the same folder accept each other's offers and refuse each other's replays.
     pub fn kept_in(state: &Path, life: Duration) -> Result<Seal, SealError> {
-        let file = state.join(SECRET_FILE);
-        let secret = match std::fs::read(&file) {
-            Ok(_) => read_secret(&file)?,
-            Err(error) if error.kind() == std::io::ErrorKind::NotFound => {
-                make_folder(state)?;
-                write_secret(&file, &new_secret()?)?
-            }
-            Err(error) => return Err(unreadable(&file, error)),
-        };
-        let folder = state.join(SPENT_FOLDER);
-        make_folder(&folder)?;
-        Seal::with_secret(
-            &secret,
+        Ok(Seal {
+            sealer: Sealer::kept_in(state)?,
             life,
-            Spent::InFolder {
-                folder,
-                acts: std::sync::atomic::AtomicU64::new(0),
-            },
-        )
+            spent: Used::in_folder(state.join(SPENT_FOLDER))?,
+        })
     }
 
     /// The offer the assistant is handed for the stack's `stack_offer`, made by rehearsing
@@ -219,19 +137,7 @@ impl Seal {
             o: stack_offer.to_owned(),
             x: now() + self.life.as_secs(),
         };
-        let mut text = serde_json::to_vec(&sealed).ok()?;
-        let mut nonce = [0u8; NONCE_LEN];
-        getrandom::fill(&mut nonce).ok()?;
-        self.key
-            .seal_in_place_append_tag(
-                Nonce::assume_unique_for_key(nonce),
-                Aad::from(AAD),
-                &mut text,
-            )
-            .ok()?;
-        let mut token = nonce.to_vec();
-        token.append(&mut text);
-        Some(format!("{PREFIX}{}", BASE64.encode(token)))
+        self.sealer.seal(&OFFER, &sealed)
     }
 
     /// Opens `offer` for `act_tool` under the key whose digest is `key_digest`, or says why it is
@@ -242,27 +148,10 @@ impl Seal {
         key_digest: &[u8; 32],
         act_tool: &str,
     ) -> Result<Opened, OfferRefused> {
-        let token = offer
-            .trim()
-            .strip_prefix(PREFIX)
-            .and_then(|rest| BASE64.decode(rest).ok())
+        let (sealed, nonce): (Sealed, _) = self
+            .sealer
+            .open(&OFFER, offer)
             .ok_or(OfferRefused::NotSealedHere)?;
-        if token.len() < NONCE_LEN {
-            return Err(OfferRefused::NotSealedHere);
-        }
-        let (nonce, sealed) = token.split_at(NONCE_LEN);
-        let nonce: [u8; NONCE_LEN] = nonce.try_into().map_err(|_| OfferRefused::NotSealedHere)?;
-        let mut sealed = sealed.to_vec();
-        let opened = self
-            .key
-            .open_in_place(
-                Nonce::assume_unique_for_key(nonce),
-                Aad::from(AAD),
-                &mut sealed,
-            )
-            .map_err(|_| OfferRefused::NotSealedHere)?;
-        let sealed: Sealed =
-            serde_json::from_slice(opened).map_err(|_| OfferRefused::NotSealedHere)?;
         if sealed.k != hex::encode(key_digest) {
             return Err(OfferRefused::OtherKey);
         }
@@ -272,7 +161,7 @@ impl Seal {
         if sealed.x <= now() {
             return Err(OfferRefused::Expired);
         }
-        if self.is_spent(&nonce, sealed.x) {
+        if self.spent.was_used(&nonce, sealed.x) {
             return Err(OfferRefused::Spent);
         }
         Ok(Opened {
@@ -286,126 +175,12 @@ impl Seal {
     /// Marks an opened offer as acted on, before the act is sent: the same offer cannot act
     /// twice, even when both calls come at once, or to two replicas.
     pub fn spend(&self, opened: &Opened) -> Result<(), OfferRefused> {
-        match &self.spent {
-            Spent::InMemory(spent) => {
-                let mut spent = lock(spent);
-                if spent.contains_key(&opened.nonce) {
-                    return Err(OfferRefused::Spent);
-                }
-                if spent.len() >= SPENT_KEPT {
-                    let now = now();
-                    spent.retain(|_, expires| *expires > now);
-                    if spent.len() >= SPENT_KEPT {
-                        return Err(OfferRefused::NotRecorded);
-                    }
-                }
-                spent.insert(opened.nonce, opened.expires);
-                Ok(())
-            }
-            Spent::InFolder { folder, acts } => {
-                if acts.fetch_add(1, std::sync::atomic::Ordering::Relaxed) % SWEEP_EVERY == 0 {
-                    sweep(folder);
-                }
-                let made = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(folder.join(spent_name(opened.expires, &opened.nonce)));
-                match made {
-                    Ok(_) => Ok(()),
-                    Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
-                        Err(OfferRefused::Spent)
-                    }
-                    Err(error) => {
-                        tracing::warn!(%error, "an offer acted on could not be recorded, so it was not acted on");
-                        Err(OfferRefused::NotRecorded)
-                    }
-                }
-            }
-        }
-    }
-
-    fn is_spent(&self, nonce: &[u8; NONCE_LEN], expires: u64) -> bool {
-        match &self.spent {
-            Spent::InMemory(spent) => lock(spent).contains_key(nonce),
-            Spent::InFolder { folder, .. } => folder.join(spent_name(expires, nonce)).exists(),
-        }
-    }
-}
-
-/// A spent offer's file: its expiry first, so a sweep can tell it is done with from its name.
-fn spent_name(expires: u64, nonce: &[u8; NONCE_LEN]) -> String {
-    format!("{expires}-{}", hex::encode(nonce))
-}
-
-/// Removes the files of spent offers that have expired (they can no longer be opened anyway).
-fn sweep(folder: &Path) {
-    let Ok(entries) = std::fs::read_dir(folder) else {
-        return;
-    };
-    let now = now();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
-        let expired = name
-            .to_str()
-            .and_then(|name| name.split('-').next()?.parse::<u64>().ok())
-            .is_some_and(|expires| expires <= now);
-        if expired {
-            let _ = std::fs::remove_file(entry.path());
-        }
-    }
-}
-
-fn new_secret() -> Result<[u8; SECRET_LEN], SealError> {
-    let mut secret = [0u8; SECRET_LEN];
-    getrandom::fill(&mut secret).map_err(SealError::NoRandomness)?;
-    Ok(secret)
-}
-
-/// The secret kept in `file`, which must be its owner's alone.
-fn read_secret(file: &Path) -> Result<[u8; SECRET_LEN], SealError> {
-    let mode = std::fs::metadata(file)
-        .map_err(|error| unreadable(file, error))?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        return Err(SealError::OpenToOthers(file.to_owned(), mode & 0o7777));
-    }
-    let secret = std::fs::read(file).map_err(|error| unreadable(file, error))?;
-    secret
-        .try_into()
-        .map_err(|_| SealError::NotOurs(file.to_owned()))
-}
-
-fn unreadable(file: &Path, error: std::io::Error) -> SealError {
-    SealError::Unreadable(file.to_owned(), error)
-}
-
-fn make_folder(folder: &Path) -> Result<(), SealError> {
-    crate::state::make_folder(folder).map_err(|error| SealError::NoFolder(folder.to_owned(), error))
-}
-
-/// Keeps `secret` in `file`, readable by its owner only, unless another replica got there first:
-/// then that one's secret is the one used. Made whole under a name of its own first and linked
-/// into place (which fails if the file is there), so no one ever reads half a secret.
-fn write_secret(file: &Path, secret: &[u8; SECRET_LEN]) -> Result<[u8; SECRET_LEN], SealError> {
-    let cannot = |error: std::io::Error| SealError::NotKept(file.to_owned(), error);
-    let partial = file.with_extension(format!("{}.partial", hex::encode(&new_secret()?[..8])));
-    let written = (|| -> std::io::Result<()> {
-        let mut handle = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&partial)?;
-        handle.write_all(secret)?;
-        handle.sync_all()
-    })();
-    let linked = written.and_then(|()| std::fs::hard_link(&partial, file));
-    let _ = std::fs::remove_file(&partial);
-    match linked {
-        Ok(()) => Ok(*secret),
-        Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => read_secret(file),
-        Err(error) => Err(cannot(error)),
+        self.spent
+            .use_once(&opened.nonce, opened.expires)
+            .map_err(|not_used| match not_used {
+                NotUsed::Already => OfferRefused::Spent,
+                NotUsed::NotRecorded => OfferRefused::NotRecorded,
+            })
     }
 }
 
@@ -414,6 +189,8 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
+    use std::os::unix::fs::PermissionsExt;
+    use std::path::PathBuf;
 
     const KEY: [u8; 32] = [7; 32];
     const OTHER_KEY: [u8; 32] = [8; 32];
@@ -513,7 +290,7 @@ mod tests {
             Some(OfferRefused::Spent),
             "and refused as spent on the other"
         );
-        let file = state.join(SECRET_FILE);
+        let file = state.join("seal-secret");
         let mode = std::fs::metadata(&file).expect("kept").permissions().mode();
         assert_eq!(mode & 0o077, 0);
         std::fs::set_permissions(&file, std::fs::Permissions::from_mode(0o644)).expect("mode");

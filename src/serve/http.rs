@@ -6,6 +6,7 @@ mod guard;
 mod jsonrpc;
 mod keys;
 mod limits;
+mod oauth;
 mod priming;
 mod refused;
 mod sessions;
@@ -28,13 +29,14 @@ use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::tls;
-use crate::access::consent::{Seal, SealError};
+use crate::access::consent::Seal;
+use crate::access::sealing::SealError;
 use crate::config::{self, ConfigError, HttpSettings, TlsMode};
 use crate::fingerprint::Fingerprint;
 use crate::mcp::audit;
 use crate::mcp::server::Common;
 use crate::serve::Fatal;
-use guard::{Checks, Refused, refusal};
+use guard::{Checks, refusal};
 use keys::{Admission, KeyService, KeyServices, SessionsFull};
 use limits::PeerAllowances;
 
@@ -51,6 +53,7 @@ const KEEPER_FINISHES_WITHIN: Duration = Duration::from_secs(30);
 
 struct App {
     checks: Checks,
+    sign_in: oauth::SignIn,
     keys: KeyServices,
     peers: PeerAllowances,
     /// Requests under way at once, over everyone.
@@ -81,6 +84,8 @@ pub enum StartError {
     Listen(SocketAddr, #[source] std::io::Error),
     #[error(transparent)]
     Seal(#[from] SealError),
+    #[error(transparent)]
+    SignIn(#[from] oauth::SignInError),
     #[error("cannot serve TLS: {0}")]
     Tls(#[source] std::io::Error),
 }
@@ -92,6 +97,7 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     listener.set_nonblocking(true).map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
     let seal = Seal::kept_in(&settings.state, settings.conduct.offer_life)?;
+    let sign_in = oauth::SignIn::new(&settings.state, &settings.sign_in, settings.stack.pin)?;
     let common = Arc::new(Common {
         conduct: settings.conduct,
         seal,
@@ -106,13 +112,15 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     let mcp_config = checks.mcp_service_config();
     let app = Arc::new(App {
         checks,
+        sign_in,
         keys: KeyServices::new(settings.stack, mcp_config, common, limits, ends.clone()),
         peers: PeerAllowances::new(limits.peer_per_minute, limits.peer_new_keys_per_minute),
         under_way: Arc::new(Semaphore::new(limits.under_way.get())),
     });
     let mut router = Router::new()
         .route("/health", get(health))
-        .route("/mcp", any(mcp));
+        .route("/mcp", any(mcp))
+        .merge(oauth::routes());
     if let Some(root) = certificate.root_pem.clone() {
         router = router.route("/root.pem", get(move || root_pem(root)));
     }
@@ -283,7 +291,11 @@ async fn mcp(
             None => refused.into_response(),
         };
     }
-    let key = match guard::bearer(request.headers()) {
+    let issuer = match app.checks.served_host(request.uri(), request.headers()) {
+        Ok(host) => format!("https://{host}"),
+        Err(refused) => return refused.into_response(),
+    };
+    let key = match oauth::key_of(&app.sign_in, request.headers(), &issuer) {
         Ok(key) => key,
         Err(refused) => return refused.into_response(),
     };
@@ -301,7 +313,7 @@ async fn mcp(
     };
     let service = match admission {
         Admission::Accepted(service) => service,
-        Admission::Refused => return Refused::key_refused().into_response(),
+        Admission::Refused => return oauth::key_refused(&issuer).into_response(),
         Admission::Throttled(seconds) => {
             return too_many(
                 seconds.unwrap_or(30),

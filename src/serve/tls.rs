@@ -328,7 +328,7 @@ fn leaf_of(pem: &[u8], file: &Path) -> Result<CertificateDer<'static>, CertError
 }
 
 /// The certificates of a PEM file, in order; never none.
-fn chain_in(file: &Path) -> Result<Vec<CertificateDer<'static>>, CertError> {
+pub fn chain_in(file: &Path) -> Result<Vec<CertificateDer<'static>>, CertError> {
     chain_of(&read(file)?, file)
 }
 

@@ -1,6 +1,6 @@
 //! What every request to the HTTP mode must show before anything else happens: a served name in
-//! `Host`, an allowed `Origin` if any, a protocol version this server speaks, a body within the
-//! cap, and an integration key as its bearer. Each refusal is a clear JSON answer.
+//! `Host`, an allowed `Origin` if any, a protocol version this server speaks and a body within the
+//! cap. Each refusal is a clear JSON answer.
 //!
 //! The MCP library checks `Host`, `Origin` and the body's size too, and is told to accept what
 //! these checks accept. Its checks stay a second wall rather than these' replacement: it answers
@@ -13,7 +13,6 @@ use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde_json::{Value, json};
 
 use crate::mcp::versions::PROTOCOL_VERSIONS;
-use crate::stack::credential::Key;
 
 /// The largest request body taken; a larger one is refused before it is read.
 pub const BODY_LIMIT: u64 = 4 * 1024 * 1024;
@@ -103,6 +102,22 @@ fn host_of(value: &str) -> String {
         })
 }
 
+/// Whether a `Host` is a name or address and at most a port: nothing else rides along into the
+/// URLs this server makes from it.
+fn is_host_and_port(given: &str) -> bool {
+    let rest = match given.strip_prefix('[') {
+        Some(bracketed) => bracketed.split_once(']').map_or("x", |(_, rest)| rest),
+        None => given.find(':').map_or("", |colon| &given[colon..]),
+    };
+    let port = rest.strip_prefix(':').unwrap_or("x");
+    let name_is_plain = given.bytes().all(|byte| {
+        byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-' | b':' | b'[' | b']')
+    });
+    name_is_plain
+        && (rest.is_empty()
+            || ((1..=5).contains(&port.len()) && port.bytes().all(|byte| byte.is_ascii_digit())))
+}
+
 /// The checks that need no key: `Host`, `Origin`, the protocol version and the body's size.
 pub struct Checks {
     names: Vec<String>,
@@ -149,7 +164,9 @@ impl Checks {
             .with_max_request_body_bytes(usize::try_from(BODY_LIMIT).unwrap_or(usize::MAX))
     }
 
-    pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Refused> {
+    /// The `Host` a request names, as it names it (in lower case, with its port), once it is
+    /// one of the served names: what this server's own URLs for the request are made from.
+    pub fn served_host(&self, uri: &Uri, headers: &HeaderMap) -> Result<String, Refused> {
         if headers.get_all(header::HOST).iter().count() > 1 {
             return Err(Refused::new(
                 StatusCode::BAD_REQUEST,
@@ -157,10 +174,11 @@ impl Checks {
                 "The request names more than one Host.",
             ));
         }
-        let host = headers
+        let given = headers
             .get(header::HOST)
             .and_then(|value| value.to_str().ok())
-            .map(host_of);
+            .map(|value| value.trim().to_ascii_lowercase());
+        let host = given.as_deref().map(host_of);
         // A target in absolute form names a host of its own, which must be the one in Host.
         if let Some(authority) = uri.authority()
             && host.as_deref() != Some(host_of(authority.as_str()).as_str())
@@ -171,23 +189,25 @@ impl Checks {
                 "The request's target names another host than its Host header.",
             ));
         }
-        match host {
-            None => {
-                return Err(Refused::new(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    "The request names no Host.",
-                ));
+        match (given, host) {
+            (Some(given), Some(host)) if self.names.contains(&host) && is_host_and_port(&given) => {
+                Ok(given)
             }
-            Some(host) if !self.names.contains(&host) => {
-                return Err(Refused::new(
-                    StatusCode::FORBIDDEN,
-                    "forbidden",
-                    "This server is not served under that Host name.",
-                ));
-            }
-            Some(_) => {}
+            (Some(_), Some(_)) => Err(Refused::new(
+                StatusCode::FORBIDDEN,
+                "forbidden",
+                "This server is not served under that Host name.",
+            )),
+            _ => Err(Refused::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "The request names no Host.",
+            )),
         }
+    }
+
+    pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Refused> {
+        self.served_host(uri, headers)?;
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin
                 .to_str()
@@ -257,52 +277,13 @@ fn with_its_port(origin: &str) -> String {
     }
 }
 
-fn challenge(error: Option<&str>) -> String {
-    match error {
-        Some(error) => format!("Bearer realm=\"lemonfiber-mcp\", error=\"{error}\""),
-        None => "Bearer realm=\"lemonfiber-mcp\"".to_owned(),
-    }
-}
-
 impl Refused {
-    /// The stack refused this key: it is never sent again, and a new one is needed (F13-R9).
-    pub fn key_refused() -> Refused {
+    /// A request without a credential this server takes: `401`, with the challenge that tells a
+    /// client how to get one.
+    pub fn unauthorized(error: &'static str, description: &str, challenge: String) -> Refused {
         Refused {
-            challenge: Some(challenge(Some("invalid_token"))),
-            ..Refused::new(
-                StatusCode::UNAUTHORIZED,
-                "invalid_token",
-                "The stack refused this key: it is wrong, revoked, or unknown to the stack. It will not be sent to \
-                 the stack again; a new key is needed.",
-            )
-        }
-    }
-}
-
-/// The key a request carries as `Authorization: Bearer <integration key>` (F13-R8). A refusal
-/// never repeats what was sent.
-pub fn bearer(headers: &HeaderMap) -> Result<Key, Refused> {
-    let Some(value) = headers.get(header::AUTHORIZATION) else {
-        let description = "Every request needs Authorization: Bearer <integration key>.";
-        return Err(Refused {
-            challenge: Some(challenge(None)),
-            ..Refused::new(StatusCode::UNAUTHORIZED, "invalid_request", description)
-        });
-    };
-    let value = value.to_str().unwrap_or_default().trim();
-    let token = value
-        .split_once(' ')
-        .filter(|(scheme, _)| scheme.eq_ignore_ascii_case("bearer"))
-        .map(|(_, token)| token.trim());
-    match token.map(Key::parse) {
-        Some(Ok(key)) => Ok(key),
-        _ => {
-            let description =
-                "The bearer is not an integration key (lfk_ followed by lower-case hex).";
-            Err(Refused {
-                challenge: Some(challenge(Some("invalid_token"))),
-                ..Refused::new(StatusCode::UNAUTHORIZED, "invalid_token", description)
-            })
+            challenge: Some(challenge),
+            ..Refused::new(StatusCode::UNAUTHORIZED, error, description)
         }
     }
 }
@@ -532,36 +513,6 @@ mod tests {
         assert_eq!(
             mcp_answers(&checks, "POST", &post, body(limit + 1)).await,
             StatusCode::PAYLOAD_TOO_LARGE
-        );
-    }
-
-    #[test]
-    fn the_bearer_must_be_an_integration_key_and_is_never_repeated() {
-        let key = "lfk_0123456789abcdef0123456789abcdef";
-        assert!(bearer(&headers(&[("authorization", &format!("Bearer {key}"))])).is_ok());
-        assert!(bearer(&headers(&[("authorization", &format!("bearer {key}"))])).is_ok());
-        for value in [
-            "",
-            "Bearer",
-            "Basic dXNlcjpwYXNz",
-            "Bearer hunter2",
-            &format!("Token {key}"),
-        ] {
-            let refused = bearer(&headers(&[("authorization", value)]))
-                .expect_err(value)
-                .into_response();
-            assert_eq!(refused.status(), StatusCode::UNAUTHORIZED);
-            assert!(refused.headers().get(header::WWW_AUTHENTICATE).is_some());
-        }
-        let missing = bearer(&HeaderMap::new())
-            .expect_err("no key")
-            .into_response();
-        assert_eq!(
-            missing
-                .headers()
-                .get(header::WWW_AUTHENTICATE)
-                .map(|v| v.as_bytes()),
-            Some(&b"Bearer realm=\"lemonfiber-mcp\""[..])
         );
     }
 }

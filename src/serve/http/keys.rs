@@ -19,6 +19,7 @@ use super::limits::Allowance;
 use super::refused::RefusedKeys;
 use super::sessions::{KeySessions, Permits};
 use crate::access::by_digest::ByDigest;
+use crate::access::offer::Offer;
 use crate::access::standing::{self, SharedStanding};
 use crate::answer::sentences::Via;
 use crate::config::Limits;
@@ -63,8 +64,14 @@ impl KeyService {
         self.sessions.has_session(&id.into()).await.unwrap_or(false)
     }
 
-    async fn is_refused(&self) -> bool {
+    /// Whether the stack has refused the key since it accepted it.
+    pub async fn is_refused(&self) -> bool {
         self.standing.lock().await.is_refused()
+    }
+
+    /// What the key is offered, as the stack last said.
+    pub async fn offer(&self) -> Option<Offer> {
+        self.standing.lock().await.position().offer().cloned()
     }
 }
 

@@ -1,0 +1,208 @@
+//! Sign-in for assistants hosted by their provider (MCP authorization, OAuth 2.1). Such an
+//! assistant takes no bearer key from the person, only OAuth, so the HTTP mode is its own small
+//! authorization server: the person gives their integration key (or a key link) on this server's
+//! own page, and the access and refresh tokens the provider is handed are that key sealed with
+//! the client, this server's MCP URL and an expiry. Every request still carries the person's key
+//! (F13-R8), the server keeps no credential of its own for the stack, and the provider holds
+//! nothing that works against the stack or any other server.
+//!
+//! Nothing is kept per client or per grant: client ids, codes and tokens are sealed (see
+//! `access::sealing`), so a restart or a replica sharing the state folder knows them all. Only
+//! what may be used once (a form, a code, a refresh token) is remembered as used, until it
+//! expires.
+
+mod authorize;
+mod bearer;
+mod client_document;
+mod clients;
+mod discovery;
+mod page;
+mod params;
+mod tokens;
+
+use std::net::{IpAddr, SocketAddr};
+use std::path::Path;
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+
+use super::App;
+use crate::access::sealing::{SealError, Sealer, Used};
+use crate::config::SignInSettings;
+use crate::fingerprint::Fingerprint;
+pub use bearer::{key_of, key_refused};
+pub use client_document::DocumentsError;
+
+/// The one scope there is: what the key itself may do, which the stack decides.
+const SCOPE: &str = "lemonfiber";
+/// The MCP endpoint, the resource every token is for.
+const MCP_PATH: &str = "/mcp";
+const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// What sign-in keeps: the sealer, the record of what was used once, and its settings.
+pub struct SignIn {
+    sealer: Sealer,
+    forms_used: Used,
+    codes_used: Used,
+    refreshes_used: Used,
+    raw_keys: bool,
+    documents: client_document::Documents,
+    /// The pin of the stack this server serves: a key link on the sign-in page must be for it.
+    stack_pin: Fingerprint,
+}
+
+/// Why sign-in could not be set up.
+#[derive(Debug, thiserror::Error)]
+pub enum SignInError {
+    #[error(transparent)]
+    Seal(#[from] SealError),
+    #[error(transparent)]
+    Documents(#[from] DocumentsError),
+}
+
+impl SignIn {
+    pub fn new(
+        state: &Path,
+        settings: &SignInSettings,
+        stack_pin: Fingerprint,
+    ) -> Result<SignIn, SignInError> {
+        Ok(SignIn {
+            sealer: Sealer::kept_in(state)?,
+            forms_used: Used::in_folder(state.join("used-forms"))?,
+            codes_used: Used::in_folder(state.join("used-codes"))?,
+            refreshes_used: Used::in_folder(state.join("used-refresh-tokens"))?,
+            raw_keys: settings.raw_keys,
+            documents: client_document::Documents::new(settings)?,
+            stack_pin,
+        })
+    }
+}
+
+/// The routes of sign-in: discovery, registration, the page, and the token endpoint.
+pub fn routes() -> Router<Arc<App>> {
+    Router::new()
+        .route(
+            RESOURCE_METADATA_PATH,
+            get(discovery::resource).options(preflight),
+        )
+        .route(
+            "/.well-known/oauth-protected-resource/mcp",
+            get(discovery::resource).options(preflight),
+        )
+        .route(
+            "/.well-known/oauth-authorization-server",
+            get(discovery::authorization_server).options(preflight),
+        )
+        .route(
+            "/.well-known/openid-configuration",
+            get(discovery::authorization_server).options(preflight),
+        )
+        .route("/register", post(clients::register).options(preflight))
+        .route("/authorize", get(authorize::ask).post(authorize::answered))
+        .route("/token", post(tokens::grant).options(preflight))
+}
+
+/// Where a sign-in request came to: this server as the request names it (a served name, at the
+/// port the client used), and who sent it. A request from a peer over its allowance, or naming
+/// no served name, goes no further.
+pub struct Here {
+    /// This server's origin as the client reaches it: the issuer, and the base of every URL
+    /// sign-in hands out.
+    issuer: String,
+    peer: IpAddr,
+}
+
+impl Here {
+    fn url(&self, path: &str) -> String {
+        format!("{}{path}", self.issuer)
+    }
+
+    /// The MCP endpoint's URL, which tokens are issued for (RFC 8707).
+    fn resource(&self) -> String {
+        self.url(MCP_PATH)
+    }
+}
+
+impl FromRequestParts<Arc<App>> for Here {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Here, Response> {
+        let peer = parts
+            .extensions
+            .get::<ConnectInfo<SocketAddr>>()
+            .map_or(IpAddr::from([0, 0, 0, 0]), |ConnectInfo(peer)| peer.ip());
+        if let Err(seconds) = app.peers.request(peer) {
+            return Err(super::too_many(
+                seconds,
+                "Too many requests from this address; wait before the next.",
+            ));
+        }
+        let host = app
+            .checks
+            .served_host(&parts.uri, &parts.headers)
+            .map_err(IntoResponse::into_response)?;
+        Ok(Here {
+            issuer: format!("https://{host}"),
+            peer,
+        })
+    }
+}
+
+/// The answer to a browser asking whether a client on another origin may call: it may, since
+/// these endpoints take no cookie and a public client's calls carry nothing of the person's.
+async fn preflight() -> Response {
+    let mut response = StatusCode::NO_CONTENT.into_response();
+    let headers = response.headers_mut();
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_METHODS,
+        HeaderValue::from_static("GET, POST, OPTIONS"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_ALLOW_HEADERS,
+        HeaderValue::from_static("content-type, authorization, mcp-protocol-version"),
+    );
+    headers.insert(
+        header::ACCESS_CONTROL_MAX_AGE,
+        HeaderValue::from_static("600"),
+    );
+    open_to_every_origin(response)
+}
+
+/// Lets a browser-based client on any origin read the answer.
+fn open_to_every_origin(mut response: Response) -> Response {
+    response.headers_mut().insert(
+        header::ACCESS_CONTROL_ALLOW_ORIGIN,
+        HeaderValue::from_static("*"),
+    );
+    response
+}
+
+/// A JSON answer from a sign-in endpoint, never cached, readable from any origin.
+fn json_answer(status: StatusCode, body: &serde_json::Value) -> Response {
+    let mut response = (
+        status,
+        [
+            (header::CONTENT_TYPE, "application/json"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        body.to_string(),
+    )
+        .into_response();
+    response
+        .headers_mut()
+        .insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    open_to_every_origin(response)
+}
+
+/// An OAuth error answer (RFC 6749 §5.2).
+fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
+    json_answer(
+        status,
+        &serde_json::json!({ "error": error, "error_description": description }),
+    )
+}

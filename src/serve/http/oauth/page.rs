@@ -1,0 +1,275 @@
+//! The sign-in page: every word it says to the person, and how it is shown. Plain HTML with no
+//! script, readable on a phone, shown only in its own window (never framed), sending its forms
+//! only to this server, and never cached. What a client says of itself is shown as its own words,
+//! escaped, never as the page's.
+
+use std::sync::LazyLock;
+
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use base64::Engine as _;
+use sha2::{Digest, Sha256};
+
+use crate::access::offer::Offer;
+use crate::catalogue::{Audience, Operation};
+use crate::stack::Scope;
+
+const STYLE: &str = "body{font:17px/1.5 system-ui,sans-serif;margin:0;padding:1.2em;max-width:34em;\
+color:#1d1d1f;background:#fafaf7}h1{font-size:1.35em;margin:.2em 0 .6em}\
+.who{background:#fff;border:1px solid #ddd;border-radius:10px;padding:.8em 1em;margin:1em 0}\
+.said{font-weight:600}.problem{background:#fff4f2;border:1px solid #e3a293;border-radius:10px;\
+padding:.8em 1em}label{display:block;font-weight:600;margin:1em 0 .3em}\
+input[type=password]{width:100%;box-sizing:border-box;font:inherit;padding:.6em;border:1px solid #999;\
+border-radius:8px}button{font:inherit;padding:.7em 1.4em;border-radius:8px;border:1px solid #555;\
+margin:1em .6em 0 0;background:#fff}button.yes{background:#1d5c2e;color:#fff;border-color:#1d5c2e}\
+ul{padding-left:1.2em}li{margin:.2em 0}.small{font-size:.9em;color:#555}";
+
+/// The style's digest, which the page's content security policy names: the one inline thing it
+/// may use.
+static STYLE_HASH: LazyLock<String> = LazyLock::new(|| {
+    format!(
+        "'sha256-{}'",
+        base64::engine::general_purpose::STANDARD.encode(Sha256::digest(STYLE.as_bytes()))
+    )
+});
+
+/// Who is asking, as the page shows it.
+pub struct Asking<'a> {
+    /// What the client calls itself.
+    pub name: Option<&'a str>,
+    /// Where the person will be sent back to.
+    pub redirect: &'a str,
+    /// Where the client's metadata document was fetched from, if its id is one.
+    pub document_host: Option<&'a str>,
+}
+
+/// The first page: who is asking, and a field for the key or key link.
+pub fn ask_for_key(asking: &Asking, form: &str, problem: Option<&str>) -> Response {
+    let mut body = heading("Connect your assistant to lemonfiber");
+    body.push_str(&who(asking));
+    if let Some(problem) = problem {
+        body.push_str(&format!("<p class=\"problem\">{}</p>", escape(problem)));
+    }
+    body.push_str(&format!(
+        "<form method=\"post\" action=\"/authorize\">\
+         <input type=\"hidden\" name=\"form\" value=\"{}\">\
+         <label for=\"credential\">Your integration key or key link</label>\
+         <input type=\"password\" id=\"credential\" name=\"credential\" autocomplete=\"off\" \
+         autocapitalize=\"off\" spellcheck=\"false\" required>\
+         <p class=\"small\">An integration key starts with lfk_. A key link starts with https:// and \
+         ends in /link#claim=…; it is used once. Make either on your lemonfiber stack: a member key \
+         for yourself, or a read, act or operator key if you run the stack. The key is checked with \
+         the stack, and you will see what it allows before anything is shared.</p>\
+         <button class=\"yes\" type=\"submit\">Check this key</button></form>",
+        escape(form)
+    ));
+    page(StatusCode::OK, &body, None)
+}
+
+/// The second page: what the key will let the assistant do, and allow or deny.
+pub fn ask_to_allow(asking: &Asking, form: &str, offer: &Offer) -> Response {
+    let mut body = heading("Allow this assistant to use your key?");
+    body.push_str(&who(asking));
+    body.push_str(&format!("<p>{}</p>", scope_words(offer.scope())));
+    let tools: Vec<String> = offer
+        .tools()
+        .filter(|tool| tool.operation != Operation::Job)
+        .map(|tool| match offer.audience {
+            Audience::Household => offer.description(tool),
+            Audience::Operator => match tool.operation {
+                Operation::Read(_) => format!("Read: {}", tool.title),
+                Operation::Rehearse(_) => format!("Rehearse: {}", tool.title),
+                Operation::Act(_) => format!("Act: {}", tool.title),
+                Operation::Job | Operation::Connection => tool.title.to_owned(),
+            },
+        })
+        .collect();
+    if tools.is_empty() {
+        body.push_str("<p>It will be offered nothing but a check of its connection.</p>");
+    } else {
+        body.push_str("<p>The assistant will be able to:</p><ul>");
+        for tool in tools {
+            body.push_str(&format!("<li>{}</li>", escape(&tool)));
+        }
+        body.push_str("</ul>");
+    }
+    body.push_str(
+        "<p class=\"small\">The assistant's provider is given a sealed token, not your key: it \
+         works only with this server, for an hour at a time, renewed for up to 30 days while the \
+         key is valid. Revoke the key on your stack to end it. Every action is rehearsed first and \
+         says what it will do.</p>",
+    );
+    body.push_str(&format!(
+        "<form method=\"post\" action=\"/authorize\">\
+         <input type=\"hidden\" name=\"form\" value=\"{}\">\
+         <button class=\"yes\" type=\"submit\" name=\"decision\" value=\"allow\">Allow</button>\
+         <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
+        escape(form)
+    ));
+    // Its answer sends the browser on to the client, which a browser counts as where the form
+    // goes.
+    let back_to = url::Url::parse(asking.redirect)
+        .ok()
+        .map(|redirect| redirect.origin().ascii_serialization());
+    page(StatusCode::OK, &body, back_to.as_deref())
+}
+
+/// A page that cannot go on: the sign-in request itself is at fault, or the form is spent.
+pub fn cannot_go_on(status: StatusCode, problem: &str) -> Response {
+    let mut body = heading("This sign-in cannot go on");
+    body.push_str(&format!("<p class=\"problem\">{}</p>", escape(problem)));
+    body.push_str(
+        "<p>Start again from your assistant: add or reconnect lemonfiber there, and it opens a new \
+         sign-in.</p>",
+    );
+    page(status, &body, None)
+}
+
+/// Why a client id names no client this page signs in.
+pub const UNKNOWN_CLIENT: &str = "The assistant that sent you here is not one this server knows: its \
+client id was not issued here, or was changed.";
+pub const NO_CLIENT: &str = "The sign-in request names no client.";
+pub const WRONG_REDIRECT: &str = "The sign-in request would send you back to a place the assistant did \
+not register, so it is not followed.";
+pub const FORM_SPENT: &str = "This form was sent already. Each sign-in form is used once.";
+pub const FORM_NOT_OURS: &str = "This form is not one this server gave this browser, or it has expired \
+(a sign-in form lasts ten minutes).";
+pub const CROSS_SITE: &str = "This form was sent from another site. Only this server's own page can \
+send it.";
+pub const NOT_A_KEY_OR_LINK: &str = "That is neither an integration key (lfk_ followed by letters and \
+digits) nor a key link (https://…/link#claim=…&pin=…).";
+pub const LINK_FOR_ANOTHER_STACK: &str = "That key link is for another stack than the one this server \
+serves. Nothing was claimed.";
+pub const TOO_MANY_KEYS: &str = "Too many keys have been tried from this address. Wait a minute and try \
+again.";
+pub const KEY_REFUSED: &str = "The stack refused this key: it is wrong, revoked, or unknown to the \
+stack. Make a new key on the stack and try again.";
+pub const STACK_UNREACHABLE: &str = "The stack could not be reached to check this key. Try again \
+shortly.";
+pub const STACK_THROTTLED: &str = "The stack is turning requests away for now. Wait a minute and try \
+again.";
+pub const STACK_NOT_PINNED: &str = "The stack does not trust this server's connection to it, so it will \
+not take the key over it. Whoever runs this server must check its settings.";
+pub const NOTHING_KNOWN: &str = "The stack took the key but did not say what it may do. Try again \
+shortly.";
+pub const NOT_MADE: &str = "The sign-in could not be completed here. Try again.";
+
+fn scope_words(scope: Scope) -> &'static str {
+    match scope {
+        Scope::Operator => {
+            "This is an operator key: it can see everything on the stack and change it."
+        }
+        Scope::Read => "This is a read key: it can see how the stack is doing, and change nothing.",
+        Scope::Act => {
+            "This is an act key: it can see how the stack is doing and carry out its actions, each one \
+             rehearsed first."
+        }
+        Scope::Member => {
+            "This is a household member's key: it sees what you have asked for and what you are \
+             watching, and nothing of anyone else's."
+        }
+        Scope::Unsaid => "The stack did not say what kind of key this is; what it allows is below.",
+        Scope::Unknown => {
+            "The stack calls this key something this server does not know, so it will be offered \
+             nothing but a check of its connection."
+        }
+    }
+}
+
+fn heading(text: &str) -> String {
+    format!("<h1>{}</h1>", escape(text))
+}
+
+/// Who asks, in its own words, and where the person goes back to.
+fn who(asking: &Asking) -> String {
+    let name = match asking.name {
+        Some(name) => format!(
+            "An assistant that calls itself <span class=\"said\">“{}”</span>",
+            escape(name)
+        ),
+        None => "An assistant that gave no name".to_owned(),
+    };
+    let from = asking
+        .document_host
+        .map(|host| format!(", described by {},", escape(host)))
+        .unwrap_or_default();
+    format!(
+        "<div class=\"who\"><p>{name}{from} asks to use lemonfiber on your behalf.</p>\
+         <p class=\"small\">Afterwards you go back to: {}</p></div>",
+        escape(asking.redirect)
+    )
+}
+
+/// A whole page, with the headers that keep it to itself.
+/// Its forms go to this server, and, once allowed or denied, on to `back_to`.
+fn page(status: StatusCode, body: &str, back_to: Option<&str>) -> Response {
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\
+         <meta name=\"referrer\" content=\"no-referrer\">\
+         <title>lemonfiber sign-in</title><style>{STYLE}</style></head><body>{body}</body></html>"
+    );
+    let mut response = (
+        status,
+        [
+            (header::CONTENT_TYPE, "text/html; charset=utf-8"),
+            (header::CACHE_CONTROL, "no-store"),
+        ],
+        html,
+    )
+        .into_response();
+    let policy = format!(
+        "default-src 'none'; style-src {}; form-action 'self'{}; frame-ancestors 'none'; base-uri 'none'",
+        *STYLE_HASH,
+        back_to
+            .map(|origin| format!(" {origin}"))
+            .unwrap_or_default()
+    );
+    let headers = response.headers_mut();
+    if let Ok(policy) = HeaderValue::from_str(&policy) {
+        headers.insert(header::CONTENT_SECURITY_POLICY, policy);
+    }
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    response
+}
+
+/// Text as HTML shows it, whatever it holds.
+pub fn escape(text: &str) -> String {
+    let mut escaped = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => escaped.push_str("&amp;"),
+            '<' => escaped.push_str("&lt;"),
+            '>' => escaped.push_str("&gt;"),
+            '"' => escaped.push_str("&quot;"),
+            '\'' => escaped.push_str("&#39;"),
+            c => escaped.push(c),
+        }
+    }
+    escaped
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn what_a_client_says_is_shown_escaped() {
+        let asking = Asking {
+            name: Some("<script>alert(1)</script>\"'"),
+            redirect: "https://a.example/cb?x=<b>",
+            document_host: None,
+        };
+        let shown = who(&asking);
+        assert!(!shown.contains("<script>") && !shown.contains("<b>"));
+        assert!(shown.contains("&lt;script&gt;") && shown.contains("&quot;&#39;"));
+    }
+}

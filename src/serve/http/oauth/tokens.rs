@@ -1,0 +1,349 @@
+//! Codes and tokens, each the person's key sealed with the client it was issued to, the resource
+//! it is for (this server's MCP URL, RFC 8707) and its expiry, under a purpose of its own: a code
+//! lives 60 seconds and is exchanged once, with its PKCE verifier and redirect URI; an access
+//! token lives an hour; a refresh token lives 30 days, is used once, and is replaced by a new one
+//! each time, and only while the stack still takes the key it carries.
+//!
+//! `POST /token` (RFC 6749 §3.2): the `authorization_code` and `refresh_token` grants.
+
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::Response;
+use base64::Engine as _;
+use serde::{Deserialize, Serialize};
+use serde_json::json;
+use sha2::{Digest, Sha256};
+
+use super::params::{self, Params};
+use super::{Here, SCOPE, SignIn, json_answer, oauth_error};
+use crate::access::sealing::{NotUsed, Purpose, now};
+use crate::serve::http::App;
+use crate::serve::http::keys::Admission;
+use crate::stack::credential::Key;
+
+const CODE: Purpose = Purpose {
+    prefix: "lfmcp-code1.",
+    bound_to: b"lemonfiber-mcp authorization code 1",
+};
+const ACCESS: Purpose = Purpose {
+    prefix: "lfmcp-at1.",
+    bound_to: b"lemonfiber-mcp access token 1",
+};
+const REFRESH: Purpose = Purpose {
+    prefix: "lfmcp-rt1.",
+    bound_to: b"lemonfiber-mcp refresh token 1",
+};
+pub const CODE_LIFE: u64 = 60;
+pub const ACCESS_LIFE: u64 = 60 * 60;
+pub const REFRESH_LIFE: u64 = 30 * 24 * 60 * 60;
+
+/// What a code seals: a grant, and what its exchange must show.
+#[derive(Serialize, Deserialize)]
+pub struct Code {
+    pub grant: Grant,
+    /// The redirect URI the code was sent to.
+    pub r: String,
+    /// The PKCE challenge (S256) its verifier must answer.
+    pub p: String,
+}
+
+/// What a token seals: the person's key, the client, the resource, and the expiry.
+#[derive(Serialize, Deserialize)]
+pub struct Grant {
+    /// The integration key.
+    pub k: String,
+    /// The client it was issued to.
+    pub c: String,
+    /// The resource it is for: this server's MCP URL as the client reached it.
+    pub a: String,
+    /// When it expires, in seconds since the epoch.
+    pub x: u64,
+}
+
+/// Why an access token is not taken.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TokenRefused {
+    NotIssuedHere,
+    Expired,
+    OtherResource,
+    NotAKey,
+}
+
+pub fn is_access_token(bearer: &str) -> bool {
+    bearer.starts_with(ACCESS.prefix)
+}
+
+/// The key an access token carries, if this server issued it for `resource` and it has not
+/// expired.
+pub fn open_access(sign_in: &SignIn, token: &str, resource: &str) -> Result<Key, TokenRefused> {
+    let (grant, _): (Grant, _) = sign_in
+        .sealer
+        .open(&ACCESS, token)
+        .ok_or(TokenRefused::NotIssuedHere)?;
+    if grant.x <= now() {
+        return Err(TokenRefused::Expired);
+    }
+    if grant.a != resource {
+        return Err(TokenRefused::OtherResource);
+    }
+    Key::parse(&grant.k).map_err(|_| TokenRefused::NotAKey)
+}
+
+/// A code for `key`, to be exchanged by `client` from `redirect` with the verifier of
+/// `challenge`, for `resource`.
+pub fn seal_code(
+    sign_in: &SignIn,
+    key: &Key,
+    client: &str,
+    redirect: &str,
+    challenge: &str,
+    resource: &str,
+) -> Option<String> {
+    let code = Code {
+        grant: Grant {
+            k: key.expose_for_keeping().to_owned(),
+            c: client.to_owned(),
+            a: resource.to_owned(),
+            x: now() + CODE_LIFE,
+        },
+        r: redirect.to_owned(),
+        p: challenge.to_owned(),
+    };
+    sign_in.sealer.seal(&CODE, &code)
+}
+
+/// `POST /token`.
+pub async fn grant(State(app): State<Arc<App>>, _: Here, body: Body) -> Response {
+    let asked = match params::body(body)
+        .await
+        .and_then(|bytes| Params::of(&bytes))
+    {
+        Ok(asked) => asked,
+        Err(not_read) => return refused("invalid_request", &not_read.description()),
+    };
+    let Some(client) = asked.get("client_id") else {
+        return oauth_error(
+            StatusCode::UNAUTHORIZED,
+            "invalid_client",
+            "client_id is missing: this server's clients are public, and name themselves with it.",
+        );
+    };
+    match asked.get("grant_type") {
+        Some("authorization_code") => exchange(&app.sign_in, &asked, client),
+        Some("refresh_token") => refresh(&app, &asked, client).await,
+        Some(_) => refused(
+            "unsupported_grant_type",
+            "This server grants authorization_code and refresh_token only.",
+        ),
+        None => refused("invalid_request", "grant_type is missing."),
+    }
+}
+
+/// The `authorization_code` grant: the code, once, within its minute, from its client and
+/// redirect URI, with the verifier of its challenge.
+fn exchange(sign_in: &SignIn, asked: &Params, client: &str) -> Response {
+    let (Some(code), Some(redirect), Some(verifier)) = (
+        asked.get("code"),
+        asked.get("redirect_uri"),
+        asked.get("code_verifier"),
+    ) else {
+        return refused(
+            "invalid_request",
+            "The authorization_code grant needs code, redirect_uri and code_verifier.",
+        );
+    };
+    let Some((code, nonce)) = sign_in.sealer.open::<Code>(&CODE, code) else {
+        return refused(
+            "invalid_grant",
+            "The code is not one this server issued, or it was changed.",
+        );
+    };
+    if code.grant.x <= now() {
+        return refused("invalid_grant", "The code has expired; sign in again.");
+    }
+    if code.grant.c != client {
+        return refused("invalid_grant", "The code was issued to another client.");
+    }
+    if code.r != redirect {
+        return refused(
+            "invalid_grant",
+            "redirect_uri is not the one the code was sent to.",
+        );
+    }
+    if !answers(verifier, &code.p) {
+        return refused(
+            "invalid_grant",
+            "code_verifier does not answer the code's challenge.",
+        );
+    }
+    if let Some(refused) = other_resource(asked, &code.grant.a) {
+        return refused;
+    }
+    match sign_in.codes_used.use_once(&nonce, code.grant.x) {
+        Ok(()) => issue(sign_in, code.grant),
+        Err(NotUsed::Already) => refused("invalid_grant", "The code was used already."),
+        Err(NotUsed::NotRecorded) => unavailable(),
+    }
+}
+
+/// The `refresh_token` grant: a refresh token, once, from its client, while the stack still takes
+/// the key it carries; answered with a new pair.
+async fn refresh(app: &App, asked: &Params, client: &str) -> Response {
+    let sign_in = &app.sign_in;
+    let Some(token) = asked.get("refresh_token") else {
+        return refused(
+            "invalid_request",
+            "The refresh_token grant needs refresh_token.",
+        );
+    };
+    let Some((grant, nonce)) = sign_in.sealer.open::<Grant>(&REFRESH, token) else {
+        return refused(
+            "invalid_grant",
+            "The refresh token is not one this server issued, or it was changed.",
+        );
+    };
+    if grant.x <= now() {
+        return refused(
+            "invalid_grant",
+            "The refresh token has expired; sign in again.",
+        );
+    }
+    if grant.c != client {
+        return refused(
+            "invalid_grant",
+            "The refresh token was issued to another client.",
+        );
+    }
+    if let Some(refused) = other_resource(asked, &grant.a) {
+        return refused;
+    }
+    if sign_in.refreshes_used.was_used(&nonce, grant.x) {
+        return refused("invalid_grant", "The refresh token was used already.");
+    }
+    let Ok(key) = Key::parse(&grant.k) else {
+        return refused("invalid_grant", "The refresh token carries no key.");
+    };
+    match still_taken(app, key).await {
+        Standing::Taken => {}
+        Standing::Refused => {
+            return refused(
+                "invalid_grant",
+                "The stack refused the key this grant carries: it is wrong, revoked or unknown. Sign in \
+                 again with a new key.",
+            );
+        }
+        Standing::NotAsked => return unavailable(),
+    }
+    match sign_in.refreshes_used.use_once(&nonce, grant.x) {
+        Ok(()) => issue(sign_in, grant),
+        Err(NotUsed::Already) => refused("invalid_grant", "The refresh token was used already."),
+        Err(NotUsed::NotRecorded) => unavailable(),
+    }
+}
+
+enum Standing {
+    Taken,
+    Refused,
+    NotAsked,
+}
+
+/// Whether the stack still takes `key`: as the server knows it, or asked now.
+async fn still_taken(app: &App, key: Key) -> Standing {
+    let admission = match app.keys.known(&key).await {
+        Some(known) => known,
+        None => app.keys.check(key).await,
+    };
+    match admission {
+        Admission::Accepted(service) if service.is_refused().await => Standing::Refused,
+        Admission::Accepted(_) => Standing::Taken,
+        Admission::Refused => Standing::Refused,
+        Admission::Throttled(_) | Admission::Unreachable | Admission::NotPinned => {
+            Standing::NotAsked
+        }
+    }
+}
+
+/// A new access token and refresh token for `grant`'s key, client and resource.
+fn issue(sign_in: &SignIn, grant: Grant) -> Response {
+    let now = now();
+    let access = Grant {
+        x: now + ACCESS_LIFE,
+        k: grant.k.clone(),
+        c: grant.c.clone(),
+        a: grant.a.clone(),
+    };
+    let refresh = Grant {
+        x: now + REFRESH_LIFE,
+        ..grant
+    };
+    let (Some(access), Some(refresh)) = (
+        sign_in.sealer.seal(&ACCESS, &access),
+        sign_in.sealer.seal(&REFRESH, &refresh),
+    ) else {
+        return unavailable();
+    };
+    json_answer(
+        StatusCode::OK,
+        &json!({
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": ACCESS_LIFE,
+            "refresh_token": refresh,
+            "scope": SCOPE,
+        }),
+    )
+}
+
+/// Whether a PKCE verifier (RFC 7636 §4.1: 43 to 128 unreserved characters) answers an S256
+/// challenge.
+fn answers(verifier: &str, challenge: &str) -> bool {
+    let well_formed = (43..=128).contains(&verifier.len())
+        && verifier
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~'));
+    let digest = Sha256::digest(verifier.as_bytes());
+    well_formed && base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(digest) == challenge
+}
+
+/// A `resource` asked for that is not the one the grant is for (RFC 8707 §2).
+fn other_resource(asked: &Params, resource: &str) -> Option<Response> {
+    asked
+        .get("resource")
+        .filter(|asked| *asked != resource)
+        .map(|_| {
+            refused(
+                "invalid_target",
+                "resource is not the MCP URL this grant is for.",
+            )
+        })
+}
+
+fn refused(error: &str, description: &str) -> Response {
+    oauth_error(StatusCode::BAD_REQUEST, error, description)
+}
+
+fn unavailable() -> Response {
+    oauth_error(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "temporarily_unavailable",
+        "The stack could not be asked, or the grant could not be recorded; try again shortly.",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_verifier_answers_its_own_s256_challenge_only() {
+        // RFC 7636 appendix B.
+        let verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+        let challenge = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+        assert!(answers(verifier, challenge));
+        assert!(!answers(&verifier.replace('d', "e"), challenge));
+        assert!(!answers("short", challenge));
+    }
+}
