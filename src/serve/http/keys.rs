@@ -36,6 +36,7 @@ const SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 
 pub struct KeyService {
     pub service: StreamableHttpService<LemonfiberServer, KeySessions>,
+    stack: Arc<Stack>,
     sessions: Arc<KeySessions>,
     standing: SharedStanding,
     ends: CancellationToken,
@@ -65,13 +66,36 @@ impl KeyService {
     }
 
     /// Whether the stack has refused the key since it accepted it.
-    pub async fn is_refused(&self) -> bool {
+    async fn is_refused(&self) -> bool {
         self.standing.lock().await.is_refused()
     }
 
     /// What the key is offered, as the stack last said.
     pub async fn offer(&self) -> Option<Offer> {
         self.standing.lock().await.position().offer().cloned()
+    }
+
+    /// Asks the stack now what the key may do, and keeps its answer: `None` while it still
+    /// takes the key, else what it said.
+    async fn read_again(&self) -> Option<Admission> {
+        if self.is_refused().await {
+            return Some(Admission::Refused);
+        }
+        let read = self.stack.capabilities().await;
+        let not_asked = match &read {
+            Ok(_) => None,
+            Err(Failure::Refused(refusal)) if standing::refuses_the_key(refusal) => None,
+            Err(Failure::Refused(refusal)) if standing::not_pinned(refusal) => {
+                Some(Admission::NotPinned)
+            }
+            Err(Failure::Refused(refusal)) if refusal.status == 429 => {
+                Some(Admission::Throttled(refusal.retry_after_seconds))
+            }
+            Err(_) => Some(Admission::Unreachable),
+        };
+        let mut standing = self.standing.lock().await;
+        standing.record(read);
+        not_asked.or_else(|| standing.is_refused().then_some(Admission::Refused))
     }
 }
 
@@ -149,6 +173,23 @@ impl KeyServices {
         self.refused.contains(&digest).then_some(Admission::Refused)
     }
 
+    /// What the stack says of `key` now, not from an answer up to 30 seconds old: for a decision
+    /// that hands out a grant (a sign-in, a refresh).
+    pub async fn now(&self, key: Key) -> Admission {
+        match self.known(&key).await {
+            Some(Admission::Accepted(service)) => match service.read_again().await {
+                Some(Admission::Refused) => {
+                    self.refused.revoked(key.digest());
+                    Admission::Refused
+                }
+                Some(other) => other,
+                None => Admission::Accepted(service),
+            },
+            Some(known) => known,
+            None => self.check(key).await,
+        }
+    }
+
     /// Asks the stack about a key the server has not seen: once, however many requests bring
     /// it meanwhile. Only an accepted key is kept; a refused one is remembered as refused.
     pub async fn check(&self, key: Key) -> Admission {
@@ -209,6 +250,7 @@ impl KeyServices {
 
     fn make(&self, stack: Stack, standing: SharedStanding) -> KeyService {
         let stack = Arc::new(stack);
+        let for_service = stack.clone();
         let mut local = LocalSessionManager::default();
         local.session_config.keep_alive = Some(SESSION_IDLE);
         let sessions = Arc::new(KeySessions::new(local));
@@ -233,6 +275,7 @@ impl KeyServices {
         );
         KeyService {
             service,
+            stack: for_service,
             sessions,
             standing,
             ends,

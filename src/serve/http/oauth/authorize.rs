@@ -224,14 +224,7 @@ async fn checked(app: &App, here: &Here, mut form: Form, credential: Option<&str
         Ok(key) => key,
         Err(problem) => return again(form, &problem),
     };
-    let admission = match app.keys.known(&key).await {
-        Some(known) => known,
-        None => app.keys.check(key.clone()).await,
-    };
-    let offer = match admission {
-        Admission::Accepted(service) if service.is_refused().await => {
-            return again(form, page::KEY_REFUSED);
-        }
+    let offer = match app.keys.now(key.clone()).await {
         Admission::Accepted(service) => match service.offer().await {
             Some(offer) => offer,
             None => return again(form, page::NOTHING_KNOWN),

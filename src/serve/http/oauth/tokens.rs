@@ -250,14 +250,9 @@ enum Standing {
     NotAsked,
 }
 
-/// Whether the stack still takes `key`: as the server knows it, or asked now.
+/// Whether the stack still takes `key`, asked now.
 async fn still_taken(app: &App, key: Key) -> Standing {
-    let admission = match app.keys.known(&key).await {
-        Some(known) => known,
-        None => app.keys.check(key).await,
-    };
-    match admission {
-        Admission::Accepted(service) if service.is_refused().await => Standing::Refused,
+    match app.keys.now(key).await {
         Admission::Accepted(_) => Standing::Taken,
         Admission::Refused => Standing::Refused,
         Admission::Throttled(_) | Admission::Unreachable | Admission::NotPinned => {
