@@ -83,6 +83,11 @@ pub async fn ask(State(app): State<Arc<App>>, here: Here, uri: Uri) -> Response 
     let Some(client_id) = asked.get("client_id") else {
         return page::cannot_go_on(StatusCode::BAD_REQUEST, page::NO_CLIENT);
     };
+    // A client metadata document is fetched from wherever the request says: as dear as a new
+    // key, so it counts against the same allowance.
+    if clients::is_document_url(client_id) && app.peers.new_key(here.peer).is_err() {
+        return page::cannot_go_on(StatusCode::TOO_MANY_REQUESTS, page::TOO_MANY_SIGN_INS);
+    }
     let client = match clients::client(&app.sign_in, client_id).await {
         Ok(client) => client,
         Err(ClientRefused::NotIssuedHere) => {

@@ -128,7 +128,7 @@ pub async fn register(State(app): State<Arc<App>>, _: Here, body: Body) -> Respo
 /// The client a client id names: one this server registered, or one whose metadata document is
 /// at that URL.
 pub async fn client(sign_in: &SignIn, id: &str) -> Result<Client, ClientRefused> {
-    if id.starts_with("https://") {
+    if is_document_url(id) {
         let document = sign_in
             .documents
             .fetch(id)
@@ -151,6 +151,11 @@ pub async fn client(sign_in: &SignIn, id: &str) -> Result<Client, ClientRefused>
         redirect_uris: registered.r,
         document_host: None,
     })
+}
+
+/// Whether a client id is the URL of a metadata document rather than one this server issued.
+pub fn is_document_url(id: &str) -> bool {
+    id.starts_with("https://")
 }
 
 /// A client's redirect URIs, each one this server may send a person back to.

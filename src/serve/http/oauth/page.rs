@@ -142,6 +142,8 @@ pub const LINK_FOR_ANOTHER_STACK: &str = "That key link is for another stack tha
 serves. Nothing was claimed.";
 pub const TOO_MANY_KEYS: &str = "Too many keys have been tried from this address. Wait a minute and try \
 again.";
+pub const TOO_MANY_SIGN_INS: &str = "Too many sign-ins have been started from this address. Wait a \
+minute and start again from your assistant.";
 pub const KEY_REFUSED: &str = "The stack refused this key: it is wrong, revoked, or unknown to the \
 stack. Make a new key on the stack and try again.";
 pub const STACK_UNREACHABLE: &str = "The stack could not be reached to check this key. Try again \
