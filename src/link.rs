@@ -143,12 +143,19 @@ pub fn parse(text: &str) -> Result<KeyLink, LinkError> {
 
 /// Trades the link's claim for a key, once.
 pub async fn claim(link: &KeyLink) -> Result<Minted, LinkFailure> {
+    claim_at(&link.stack, link).await
+}
+
+/// Trades the link's claim for a key, once, at `stack`: the stack the link's pin names, reached
+/// by the address its caller knows it by, so that the address in a link given to a server is
+/// never one the server is sent to.
+pub async fn claim_at(stack: &StackAddress, link: &KeyLink) -> Result<Minted, LinkFailure> {
     let limits = AnswerLimits {
         wire: 64 * 1024,
         keep: 64 * 1024,
     };
-    let at = link.stack.base_url.clone();
-    crate::stack::claim::claim(&link.stack, &link.claim, limits)
+    let at = stack.base_url.clone();
+    crate::stack::claim::claim(stack, &link.claim, limits)
         .await
         .map_err(|failure| match failure {
             ClaimFailure::Setup(error) => LinkFailure::NotAsked(at, error.to_string()),

@@ -386,9 +386,10 @@ async fn the_page_says_in_plain_words_what_is_wrong_and_sends_nothing_to_an_unre
         .await;
     assert_eq!(
         plain.status,
-        StatusCode::SEE_OTHER,
-        "no PKCE: the client is told"
+        StatusCode::BAD_REQUEST,
+        "no PKCE: said on the page, and nothing sent on"
     );
+    assert!(plain.html.contains("no PKCE S256 challenge"));
 
     let said = |shown: &sign_in::Shown| {
         assert_eq!(shown.status, StatusCode::OK, "asked again");
@@ -417,8 +418,46 @@ async fn the_page_says_in_plain_words_what_is_wrong_and_sends_nothing_to_an_unre
     );
     let again = sign_in.open_for(&client, REDIRECT).await;
     let page = said(&sign_in.give(&again, &link).await);
-    assert!(page.contains("The claim is spent"), "{page}");
+    assert!(page.contains("used already"), "{page}");
     assert!(!page.contains(link.split("claim=").nth(1).expect("a claim")));
+
+    // A link for this stack is used at the stack this server serves, never at the address the
+    // link names (which is the giver's to choose).
+    let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    elsewhere.set_nonblocking(true).expect("nonblocking");
+    let stack_at = demo.address.trim_start_matches("https://").to_owned();
+    let member = demo.link("member").replace(
+        &stack_at,
+        &elsewhere.local_addr().expect("address").to_string(),
+    );
+    assert_ne!(member, demo.link("member"));
+    let first = sign_in.open_for(&client, REDIRECT).await;
+    let claimed = sign_in.give(&first, &member).await;
+    assert!(
+        claimed.html.contains("household member's key"),
+        "{}",
+        claimed.html
+    );
+    assert!(
+        elsewhere.accept().is_err(),
+        "nothing connected to the link's address"
+    );
+
+    // A link traded for a key the stack then turns away for a moment: the key is kept for this
+    // sign-in, since the link cannot be used again.
+    demo.control("throttle?seconds=5").await;
+    let first = sign_in.open_for(&client, REDIRECT).await;
+    let held = sign_in.give(&first, &demo.link("act")).await;
+    assert!(held.html.contains("turning requests away"), "{}", held.html);
+    assert!(
+        held.html.contains("kept for this sign-in") && !held.html.contains("name=\"credential\"")
+    );
+    let checked = sign_in.give(&held, "").await;
+    assert!(
+        checked.html.contains("This is an act key"),
+        "{}",
+        checked.html
+    );
 
     let nowhere = HttpServer::start(
         &format!("https://127.0.0.1:{}", pki::free_port()),

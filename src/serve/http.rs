@@ -97,7 +97,7 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     listener.set_nonblocking(true).map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
     let seal = Seal::kept_in(&settings.state, settings.conduct.offer_life)?;
-    let sign_in = oauth::SignIn::new(&settings.state, &settings.sign_in, settings.stack.pin)?;
+    let sign_in = oauth::SignIn::new(&settings.state, &settings.sign_in, settings.stack.clone())?;
     let common = Arc::new(Common {
         conduct: settings.conduct,
         seal,

@@ -111,11 +111,46 @@ fn is_host_and_port(given: &str) -> bool {
     };
     let port = rest.strip_prefix(':').unwrap_or("x");
     let name_is_plain = given.bytes().all(|byte| {
-        byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-' | b':' | b'[' | b']')
+        byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-' | b'_' | b':' | b'[' | b']')
     });
     name_is_plain
-        && (rest.is_empty()
-            || ((1..=5).contains(&port.len()) && port.bytes().all(|byte| byte.is_ascii_digit())))
+        && (rest.is_empty() || (port.len() <= 5 && port.bytes().all(|byte| byte.is_ascii_digit())))
+}
+
+/// A `Host` as a URL names it: without HTTPS's own port, or an empty one.
+fn without_default_port(given: &str) -> &str {
+    let given = given.strip_suffix(":443").unwrap_or(given);
+    given.strip_suffix(':').unwrap_or(given)
+}
+
+#[cfg(test)]
+mod host_tests {
+    use super::*;
+
+    #[test]
+    fn a_host_is_a_name_or_address_and_a_port_and_is_named_as_a_url_names_it() {
+        for taken in [
+            "mcp.example",
+            "lemonfiber_mcp:8443",
+            "[::1]:8443",
+            "127.0.0.1",
+            "name:",
+        ] {
+            assert!(is_host_and_port(taken), "{taken}");
+        }
+        for refused in [
+            "mcp.example:84x",
+            "[::1]\"x",
+            "a b",
+            "mcp.example:123456",
+            "::1",
+        ] {
+            assert!(!is_host_and_port(refused), "{refused}");
+        }
+        assert_eq!(without_default_port("mcp.example:443"), "mcp.example");
+        assert_eq!(without_default_port("name:"), "name");
+        assert_eq!(without_default_port("[::1]:8443"), "[::1]:8443");
+    }
 }
 
 /// The checks that need no key: `Host`, `Origin`, the protocol version and the body's size.
@@ -191,7 +226,7 @@ impl Checks {
         }
         match (given, host) {
             (Some(given), Some(host)) if self.names.contains(&host) && is_host_and_port(&given) => {
-                Ok(given)
+                Ok(without_default_port(&given).to_owned())
             }
             (Some(_), Some(_)) => Err(Refused::new(
                 StatusCode::FORBIDDEN,

@@ -34,7 +34,7 @@ use axum::routing::{get, post};
 use super::App;
 use crate::access::sealing::{SealError, Sealer, Used};
 use crate::config::SignInSettings;
-use crate::fingerprint::Fingerprint;
+use crate::stack::StackAddress;
 pub use bearer::{key_of, key_refused};
 pub use client_document::DocumentsError;
 
@@ -52,8 +52,9 @@ pub struct SignIn {
     refreshes_used: Used,
     raw_keys: bool,
     documents: client_document::Documents,
-    /// The pin of the stack this server serves: a key link on the sign-in page must be for it.
-    stack_pin: Fingerprint,
+    /// The stack this server serves: a key link on the sign-in page must be for it, and is
+    /// claimed there.
+    stack: StackAddress,
 }
 
 /// Why sign-in could not be set up.
@@ -69,7 +70,7 @@ impl SignIn {
     pub fn new(
         state: &Path,
         settings: &SignInSettings,
-        stack_pin: Fingerprint,
+        stack: StackAddress,
     ) -> Result<SignIn, SignInError> {
         Ok(SignIn {
             sealer: Sealer::kept_in(state)?,
@@ -78,7 +79,7 @@ impl SignIn {
             refreshes_used: Used::in_folder(state.join("used-refresh-tokens"))?,
             raw_keys: settings.raw_keys,
             documents: client_document::Documents::new(settings)?,
-            stack_pin,
+            stack,
         })
     }
 }
@@ -115,6 +116,8 @@ pub struct Here {
     /// sign-in hands out.
     issuer: String,
     peer: IpAddr,
+    /// One of the requests under way at once over everyone, held while this one is answered.
+    _under_way: Option<tokio::sync::OwnedSemaphorePermit>,
 }
 
 impl Here {
@@ -132,6 +135,12 @@ impl FromRequestParts<Arc<App>> for Here {
     type Rejection = Response;
 
     async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Here, Response> {
+        let Ok(under_way) = app.under_way.clone().try_acquire_owned() else {
+            return Err(super::too_many(
+                1,
+                "The server has too many requests under way; try again shortly.",
+            ));
+        };
         let peer = parts
             .extensions
             .get::<ConnectInfo<SocketAddr>>()
@@ -149,6 +158,7 @@ impl FromRequestParts<Arc<App>> for Here {
         Ok(Here {
             issuer: format!("https://{host}"),
             peer,
+            _under_way: Some(under_way),
         })
     }
 }

@@ -58,6 +58,9 @@ struct Form {
     b: String,
     /// The key, once the stack has taken it.
     k: Option<String>,
+    /// The key a key link was traded for, before the stack could be asked about it: kept for
+    /// this sign-in, since the link is spent.
+    m: Option<String>,
     /// When it expires, in seconds since the epoch.
     x: u64,
 }
@@ -72,8 +75,15 @@ impl Form {
     }
 }
 
-/// `GET /authorize`.
-pub async fn ask(State(app): State<Arc<App>>, here: Here, uri: Uri) -> Response {
+/// `GET /authorize`. A request at fault is refused on the page, never sent back: until the
+/// person has seen the page, this server sends no browser anywhere a client named (RFC 9700
+/// §4.11.2), since anyone can register a client.
+pub async fn ask(
+    State(app): State<Arc<App>>,
+    here: Here,
+    headers: HeaderMap,
+    uri: Uri,
+) -> Response {
     let asked = match Params::of(uri.query().unwrap_or_default().as_bytes()) {
         Ok(asked) => asked,
         Err(not_read) => {
@@ -106,14 +116,9 @@ pub async fn ask(State(app): State<Arc<App>>, here: Here, uri: Uri) -> Response 
         return page::cannot_go_on(StatusCode::BAD_REQUEST, page::WRONG_REDIRECT);
     };
     let state = asked.get("state");
-    let back = |error: &str, description: &str| {
-        send_back(redirect, &here, state, Err((error, description)))
-    };
+    let refused = |problem: &str| page::cannot_go_on(StatusCode::BAD_REQUEST, problem);
     if asked.get("response_type") != Some("code") {
-        return back(
-            "unsupported_response_type",
-            "This server answers response_type=code only.",
-        );
+        return refused(page::NOT_CODE);
     }
     let Some(challenge) = asked.get("code_challenge").filter(|challenge| {
         challenge.len() == 43
@@ -121,24 +126,26 @@ pub async fn ask(State(app): State<Arc<App>>, here: Here, uri: Uri) -> Response 
                 .bytes()
                 .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_'))
     }) else {
-        return back(
-            "invalid_request",
-            "code_challenge must be a PKCE S256 challenge (43 characters of base64url).",
-        );
+        return refused(page::NO_PKCE);
     };
     if asked.get("code_challenge_method") != Some("S256") {
-        return back("invalid_request", "code_challenge_method must be S256.");
+        return refused(page::NO_PKCE);
     }
     if asked
         .get("resource")
         .is_some_and(|resource| resource != here.resource())
     {
-        return back("invalid_target", "resource must be this server's MCP URL.");
+        return refused(page::OTHER_RESOURCE);
     }
-    let Ok(binding) = random::<16>() else {
-        return page::cannot_go_on(StatusCode::SERVICE_UNAVAILABLE, page::NOT_MADE);
+    // A sign-in already under way in this browser keeps its binding, so a second tab or a
+    // page opened again does not end it.
+    let binding = match binding_of(&headers).filter(|binding| is_binding(binding)) {
+        Some(binding) => binding.to_owned(),
+        None => match random::<16>() {
+            Ok(fresh) => base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(fresh),
+            Err(_) => return page::cannot_go_on(StatusCode::SERVICE_UNAVAILABLE, page::NOT_MADE),
+        },
     };
-    let binding = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(binding);
     let form = Form {
         c: client.id,
         n: client.name,
@@ -149,12 +156,18 @@ pub async fn ask(State(app): State<Arc<App>>, here: Here, uri: Uri) -> Response 
         a: here.resource(),
         b: digest(&binding),
         k: None,
+        m: None,
         x: now() + FORM_LIFE,
     };
-    let Some(sealed) = app.sign_in.sealer.seal(&FORM, &form) else {
-        return page::cannot_go_on(StatusCode::SERVICE_UNAVAILABLE, page::NOT_MADE);
+    let response = match app.sign_in.sealer.seal(&FORM, &form) {
+        Some(sealed) => page::ask_for_key(&form.asking(), &sealed, None, false),
+        None => page::cannot_go_on(StatusCode::SERVICE_UNAVAILABLE, page::NOT_MADE),
     };
-    let mut response = page::ask_for_key(&form.asking(), &sealed, None);
+    bound(response, &binding)
+}
+
+/// A page with this browser's binding set again, for as long as its form lasts.
+fn bound(mut response: Response, binding: &str) -> Response {
     let cookie = format!(
         "{BINDING_COOKIE}={binding}; Path=/; Secure; HttpOnly; SameSite=Lax; Max-Age={FORM_LIFE}"
     );
@@ -162,6 +175,14 @@ pub async fn ask(State(app): State<Arc<App>>, here: Here, uri: Uri) -> Response 
         response.headers_mut().insert(header::SET_COOKIE, cookie);
     }
     response
+}
+
+/// Whether a cookie's value is a binding this server could have made.
+fn is_binding(value: &str) -> bool {
+    value.len() == 22
+        && value
+            .bytes()
+            .all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'_'))
 }
 
 /// `POST /authorize`: a key or key link given, or the person's allow or deny.
@@ -184,12 +205,11 @@ pub async fn answered(
         }
     };
     let sign_in = &app.sign_in;
+    let binding = binding_of(&headers).unwrap_or_default();
     let Some((form, nonce)) = asked
         .get("form")
         .and_then(|sealed| sign_in.sealer.open::<Form>(&FORM, sealed))
-        .filter(|(form, _)| {
-            form.x > now() && binding_of(&headers).is_some_and(|b| digest(b) == form.b)
-        })
+        .filter(|(form, _)| form.x > now() && digest(binding) == form.b)
     else {
         return page::cannot_go_on(StatusCode::FORBIDDEN, page::FORM_NOT_OURS);
     };
@@ -203,7 +223,10 @@ pub async fn answered(
         }
     }
     match form.k.as_deref() {
-        None => checked(&app, &here, form, asked.get("credential")).await,
+        None => bound(
+            checked(&app, &here, form, asked.get("credential")).await,
+            binding,
+        ),
         Some(key) => decided(sign_in, &here, &form, key, asked.get("decision")),
     }
 }
@@ -217,29 +240,45 @@ async fn checked(app: &App, here: &Here, mut form: Form, credential: Option<&str
             ..form
         };
         match app.sign_in.sealer.seal(&FORM, &form) {
-            Some(sealed) => page::ask_for_key(&form.asking(), &sealed, Some(problem)),
+            Some(sealed) => {
+                page::ask_for_key(&form.asking(), &sealed, Some(problem), form.m.is_some())
+            }
             None => page::cannot_go_on(StatusCode::SERVICE_UNAVAILABLE, page::NOT_MADE),
         }
     };
-    let credential = credential.unwrap_or_default().trim();
-    if app.peers.new_key(here.peer).is_err() {
-        return again(form, page::TOO_MANY_KEYS);
-    }
-    let key = match key_from(&app.sign_in, credential).await {
-        Ok(key) => key,
-        Err(problem) => return again(form, &problem),
+    let key = match form.m.as_deref().map(Key::parse) {
+        Some(Ok(claimed)) => claimed,
+        Some(Err(_)) => return page::cannot_go_on(StatusCode::BAD_REQUEST, page::NOT_MADE),
+        None => {
+            if app.peers.new_key(here.peer).is_err() {
+                return again(form, page::TOO_MANY_KEYS);
+            }
+            match key_from(&app.sign_in, credential.unwrap_or_default().trim()).await {
+                Ok((key, claimed)) => {
+                    if claimed {
+                        form.m = Some(key.expose_for_keeping().to_owned());
+                    }
+                    key
+                }
+                Err(problem) => return again(form, &problem),
+            }
+        }
     };
     let offer = match app.keys.now(key.clone()).await {
         Admission::Accepted(service) => match service.offer().await {
             Some(offer) => offer,
             None => return again(form, page::NOTHING_KNOWN),
         },
-        Admission::Refused => return again(form, page::KEY_REFUSED),
+        Admission::Refused => {
+            form.m = None;
+            return again(form, page::KEY_REFUSED);
+        }
         Admission::Unreachable => return again(form, page::STACK_UNREACHABLE),
         Admission::Throttled(_) => return again(form, page::STACK_THROTTLED),
         Admission::NotPinned => return again(form, page::STACK_NOT_PINNED),
     };
     form.k = Some(key.expose_for_keeping().to_owned());
+    form.m = None;
     form.x = now() + FORM_LIFE;
     match app.sign_in.sealer.seal(&FORM, &form) {
         Some(sealed) => page::ask_to_allow(&form.asking(), &sealed, &offer),
@@ -247,21 +286,30 @@ async fn checked(app: &App, here: &Here, mut form: Form, credential: Option<&str
     }
 }
 
-/// The key a person gave: an integration key as it is, or a key link for this server's stack,
-/// claimed once. A problem is said in the page's words.
-async fn key_from(sign_in: &SignIn, credential: &str) -> Result<Key, String> {
+/// The key a person gave, and whether a key link was traded for it: an integration key as it
+/// is, or a key link for this server's stack, claimed once at the stack this server serves
+/// (never at the address the link names, which is the giver's to choose). A problem is said in
+/// the page's words.
+async fn key_from(sign_in: &SignIn, credential: &str) -> Result<(Key, bool), String> {
     if credential.starts_with("https://") {
-        let link = link::parse(credential).map_err(|error| sentence(&error.to_string()))?;
-        if link.stack.pin != sign_in.stack_pin {
+        let link = link::parse(credential).map_err(|_| page::NOT_A_KEY_OR_LINK.to_owned())?;
+        if link.stack.pin != sign_in.stack.pin {
             return Err(page::LINK_FOR_ANOTHER_STACK.to_owned());
         }
-        let minted = link::claim(&link).await.map_err(|failure| match failure {
-            LinkFailure::PinMismatch(_) => page::LINK_FOR_ANOTHER_STACK.to_owned(),
-            failure => sentence(&failure.to_string()),
-        })?;
-        return Ok(minted.key);
+        let minted =
+            link::claim_at(&sign_in.stack, &link)
+                .await
+                .map_err(|failure| match failure {
+                    LinkFailure::Spent => page::LINK_SPENT.to_owned(),
+                    LinkFailure::Expired => page::LINK_EXPIRED.to_owned(),
+                    LinkFailure::Unknown | LinkFailure::Refused(_) => page::LINK_UNKNOWN.to_owned(),
+                    _ => page::LINK_NOT_CLAIMED.to_owned(),
+                })?;
+        return Ok((minted.key, true));
     }
-    Key::parse(credential).map_err(|_| page::NOT_A_KEY_OR_LINK.to_owned())
+    Key::parse(credential)
+        .map(|key| (key, false))
+        .map_err(|_| page::NOT_A_KEY_OR_LINK.to_owned())
 }
 
 /// The second step: allowed, a code goes back to the client; denied, the denial does.
@@ -359,21 +407,6 @@ fn digest(binding: &str) -> String {
     hex::encode(Sha256::digest(binding.as_bytes()))
 }
 
-/// A message made for the command line, as a sentence on the page.
-fn sentence(message: &str) -> String {
-    let mut chars = message.chars();
-    let first = chars
-        .next()
-        .map(|c| c.to_uppercase().collect::<String>())
-        .unwrap_or_default();
-    let rest: String = chars.collect();
-    if rest.ends_with('.') {
-        format!("{first}{rest}")
-    } else {
-        format!("{first}{rest}.")
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -383,6 +416,7 @@ mod tests {
         Here {
             issuer: "https://mcp.example:8443".to_owned(),
             peer: IpAddr::from([127, 0, 0, 1]),
+            _under_way: None,
         }
     }
 

@@ -273,6 +273,8 @@ fn is_public(address: IpAddr) -> bool {
                 || first == 0x2001 && v6.segments()[1] == 0x0db8
                 || first == 0x0064 && v6.segments()[1] == 0xff9b
                 || first == 0x2002
+                || (first == 0x2001 && v6.segments()[1] == 0)
+                || (first == 0x0100 && v6.segments()[1..4] == [0, 0, 0])
                 || first == 0)
         }
     }

@@ -43,24 +43,30 @@ pub struct Asking<'a> {
     pub document_host: Option<&'a str>,
 }
 
-/// The first page: who is asking, and a field for the key or key link.
-pub fn ask_for_key(asking: &Asking, form: &str, problem: Option<&str>) -> Response {
+/// The first page: who is asking, and a field for the key or key link; or, once a key link has
+/// been traded for a key the stack could not yet be asked about, a button to ask again.
+pub fn ask_for_key(asking: &Asking, form: &str, problem: Option<&str>, claimed: bool) -> Response {
     let mut body = heading("Connect your assistant to lemonfiber");
     body.push_str(&who(asking));
     if let Some(problem) = problem {
         body.push_str(&format!("<p class=\"problem\">{}</p>", escape(problem)));
     }
-    body.push_str(&format!(
-        "<form method=\"post\" action=\"/authorize\">\
-         <input type=\"hidden\" name=\"form\" value=\"{}\">\
-         <label for=\"credential\">Your integration key or key link</label>\
+    let asked = if claimed {
+        "<p>The key link has been used, and the key it brought is kept for this sign-in only.</p>\
+         <button class=\"yes\" type=\"submit\">Check the key again</button>"
+    } else {
+        "<label for=\"credential\">Your integration key or key link</label>\
          <input type=\"password\" id=\"credential\" name=\"credential\" autocomplete=\"off\" \
          autocapitalize=\"off\" spellcheck=\"false\" required>\
          <p class=\"small\">An integration key starts with lfk_. A key link starts with https:// and \
          ends in /link#claim=…; it is used once. Make either on your lemonfiber stack: a member key \
          for yourself, or a read, act or operator key if you run the stack. The key is checked with \
          the stack, and you will see what it allows before anything is shared.</p>\
-         <button class=\"yes\" type=\"submit\">Check this key</button></form>",
+         <button class=\"yes\" type=\"submit\">Check this key</button>"
+    };
+    body.push_str(&format!(
+        "<form method=\"post\" action=\"/authorize\">\
+         <input type=\"hidden\" name=\"form\" value=\"{}\">{asked}</form>",
         escape(form)
     ));
     page(StatusCode::OK, &body, None)
@@ -131,6 +137,12 @@ client id was not issued here, or was changed.";
 pub const NO_CLIENT: &str = "The sign-in request names no client.";
 pub const WRONG_REDIRECT: &str = "The sign-in request would send you back to a place the assistant did \
 not register, so it is not followed.";
+pub const NOT_CODE: &str = "The assistant asked for something other than a sign-in code \
+(response_type=code), which is all this server gives.";
+pub const NO_PKCE: &str = "The assistant's sign-in request has no PKCE S256 challenge, which this \
+server requires.";
+pub const OTHER_RESOURCE: &str = "The assistant asked to sign in for another resource than this \
+server's MCP URL.";
 pub const FORM_SPENT: &str = "This form was sent already. Each sign-in form is used once.";
 pub const FORM_NOT_OURS: &str = "This form is not one this server gave this browser, or it has expired \
 (a sign-in form lasts ten minutes).";
@@ -140,6 +152,13 @@ pub const NOT_A_KEY_OR_LINK: &str = "That is neither an integration key (lfk_ fo
 digits) nor a key link (https://…/link#claim=…&pin=…).";
 pub const LINK_FOR_ANOTHER_STACK: &str = "That key link is for another stack than the one this server \
 serves. Nothing was claimed.";
+pub const LINK_SPENT: &str = "That key link was used already: each key link is used once. Ask the \
+stack for a new one.";
+pub const LINK_EXPIRED: &str = "That key link has expired. Ask the stack for a new one.";
+pub const LINK_UNKNOWN: &str = "The stack does not know that key link. Check it, or ask the stack for \
+a new one.";
+pub const LINK_NOT_CLAIMED: &str = "The stack could not be reached to use that key link; it was not \
+used. Try again shortly.";
 pub const TOO_MANY_KEYS: &str = "Too many keys have been tried from this address. Wait a minute and try \
 again.";
 pub const TOO_MANY_SIGN_INS: &str = "Too many sign-ins have been started from this address. Wait a \

@@ -125,8 +125,7 @@ pub async fn grant(State(app): State<Arc<App>>, _: Here, body: Body) -> Response
         Err(not_read) => return refused("invalid_request", &not_read.description()),
     };
     let Some(client) = asked.get("client_id") else {
-        return oauth_error(
-            StatusCode::UNAUTHORIZED,
+        return refused(
             "invalid_client",
             "client_id is missing: this server's clients are public, and name themselves with it.",
         );
