@@ -84,14 +84,13 @@ pub async fn ask(
     headers: HeaderMap,
     uri: Uri,
 ) -> Response {
+    let refused = |problem: &str| page::cannot_go_on(StatusCode::BAD_REQUEST, problem);
     let asked = match Params::of(uri.query().unwrap_or_default().as_bytes()) {
         Ok(asked) => asked,
-        Err(not_read) => {
-            return page::cannot_go_on(StatusCode::BAD_REQUEST, &not_read.description());
-        }
+        Err(not_read) => return refused(&not_read.description()),
     };
     let Some(client_id) = asked.get("client_id") else {
-        return page::cannot_go_on(StatusCode::BAD_REQUEST, page::NO_CLIENT);
+        return refused(page::NO_CLIENT);
     };
     // A client metadata document is fetched from wherever the request says: as dear as a new
     // key, so it counts against the same allowance.
@@ -100,23 +99,15 @@ pub async fn ask(
     }
     let client = match clients::client(&app.sign_in, client_id).await {
         Ok(client) => client,
-        Err(ClientRefused::NotIssuedHere) => {
-            return page::cannot_go_on(StatusCode::BAD_REQUEST, page::UNKNOWN_CLIENT);
-        }
-        Err(ClientRefused::Document(refused)) => {
-            return page::cannot_go_on(StatusCode::BAD_REQUEST, &refused.describe());
-        }
+        Err(ClientRefused::NotIssuedHere) => return refused(page::UNKNOWN_CLIENT),
+        Err(ClientRefused::Document(why)) => return refused(&why.describe()),
     };
-    // Until the redirect URI is known to be the client's, nothing is sent to it (RFC 6749
-    // §4.1.2.1).
     let Some(redirect) = asked
         .get("redirect_uri")
         .filter(|redirect| client.redirect_uris.iter().any(|known| known == redirect))
     else {
-        return page::cannot_go_on(StatusCode::BAD_REQUEST, page::WRONG_REDIRECT);
+        return refused(page::WRONG_REDIRECT);
     };
-    let state = asked.get("state");
-    let refused = |problem: &str| page::cannot_go_on(StatusCode::BAD_REQUEST, problem);
     if asked.get("response_type") != Some("code") {
         return refused(page::NOT_CODE);
     }
@@ -151,7 +142,7 @@ pub async fn ask(
         n: client.name,
         d: client.document_host,
         r: redirect.to_owned(),
-        s: state.map(str::to_owned),
+        s: asked.get("state").map(str::to_owned),
         p: challenge.to_owned(),
         a: here.resource(),
         b: digest(&binding),
