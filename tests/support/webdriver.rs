@@ -13,7 +13,7 @@ use base64::Engine as _;
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
-use super::demo::stop_gracefully;
+use super::demo::Scratch;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
 const CHROMEDRIVER: &str = "/usr/bin/chromedriver";
@@ -52,6 +52,8 @@ pub struct Browser {
     http: reqwest::Client,
     session: String,
     base: String,
+    /// The browser's temporary files and profile, removed once it has stopped.
+    _temporary: Scratch,
 }
 
 impl Browser {
@@ -61,8 +63,19 @@ impl Browser {
             .and_then(|listener| listener.local_addr())
             .expect("a free port")
             .port();
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let temporary = Scratch::at(std::env::temp_dir().join(format!(
+            "lemonfiber-browser-{}-{}",
+            std::process::id(),
+            NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst)
+        )));
+        std::fs::create_dir_all(&*temporary).expect("a folder for the browser");
+        // A group of its own, so that the browser ChromeDriver starts is stopped with it however
+        // the test ends; and its temporary files in a folder of the test's.
         let driver = Command::new(CHROMEDRIVER)
             .arg(format!("--port={port}"))
+            .process_group(0)
+            .env("TMPDIR", &*temporary)
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .kill_on_drop(true)
@@ -117,6 +130,7 @@ impl Browser {
             http,
             session,
             base,
+            _temporary: temporary,
         }
     }
 
@@ -206,9 +220,33 @@ impl Browser {
         .await;
     }
 
-    /// Ends the session, which closes the browser, and stops ChromeDriver.
-    pub async fn stop(mut self) {
+    /// Ends the session, which closes the browser; ChromeDriver is stopped when `self` goes.
+    pub async fn stop(self) {
         self.command(reqwest::Method::DELETE, "", None).await;
-        stop_gracefully(&mut self.driver);
+    }
+}
+
+impl Drop for Browser {
+    /// Asks ChromeDriver and everything it started to stop (SIGTERM to its group), waits a
+    /// bounded time, and only then kills what is left.
+    fn drop(&mut self) {
+        let Some(group) = self.driver.id() else {
+            return;
+        };
+        let signal = |signal: &str| {
+            let _ = std::process::Command::new("kill")
+                .args([signal, "--", &format!("-{group}")])
+                .status();
+        };
+        signal("-TERM");
+        for _ in 0..100 {
+            if matches!(self.driver.try_wait(), Ok(Some(_))) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        // The browser's own processes may outlive ChromeDriver by a moment.
+        std::thread::sleep(Duration::from_millis(200));
+        signal("-KILL");
     }
 }
