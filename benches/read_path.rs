@@ -1,0 +1,622 @@
+//! The read path, measured side by side in one run (issue 15): a direct HTTPS read of the stack's
+//! status, and the same read through lemonfiber-mcp as `tools/call read_status` over HTTPS (in a
+//! session, and stateless on 2026-07-28) and over stdio, beside `ping` and `tools/list`. It
+//! prints latency at one client (interleaved, so each kind sees the same machine), calls a second
+//! and errors at 16 and 64 clients, the server's CPU per call, its resident memory idle and with
+//! sessions open, and its time to ready. The upstream is the demo stack, on loopback.
+//!
+//! `cargo bench --bench read_path` for the figures in docs/performance.md. CI runs
+//! `cargo test --bench read_path -- --short`: a few seconds a block, from the test build, which
+//! fails on errors only, never on timing.
+
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_types,
+    clippy::disallowed_methods
+)]
+
+use std::process::Stdio;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use lemonfiber_mcp::fingerprint::Fingerprint;
+use lemonfiber_mcp::stack::pin::PinVerifier;
+use serde_json::{Value, json};
+use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
+use tokio::process::{Child, ChildStdin, ChildStdout, Command};
+
+const BINARY: &str = env!("CARGO_BIN_EXE_lemonfiber-mcp");
+const SESSION_VERSION: &str = "2025-11-25";
+const STATELESS_VERSION: &str = "2026-07-28";
+
+/// How much of each block a run measures.
+struct Run {
+    rounds: usize,
+    seconds: u64,
+    sessions: usize,
+}
+
+fn main() {
+    let short = std::env::args().any(|arg| arg == "--short");
+    let run = if short {
+        Run {
+            rounds: 200,
+            seconds: 2,
+            sessions: 100,
+        }
+    } else {
+        Run {
+            rounds: 2000,
+            seconds: 10,
+            sessions: 1000,
+        }
+    };
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .expect("a runtime");
+    let errors = runtime.block_on(measure(&run, short));
+    if errors > 0 {
+        eprintln!("{errors} requests failed");
+        std::process::exit(1);
+    }
+}
+
+/// A child stopped with SIGTERM when dropped, as the server and the demo expect to be.
+struct Stopped(Child);
+
+impl Drop for Stopped {
+    fn drop(&mut self) {
+        if let Some(pid) = self.0.id() {
+            let _ = std::process::Command::new("kill")
+                .args(["-TERM", &pid.to_string()])
+                .status();
+            for _ in 0..100 {
+                if matches!(self.0.try_wait(), Ok(Some(_))) {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            let _ = self.0.start_kill();
+        }
+    }
+}
+
+async fn first_line(child: &mut Child) -> Value {
+    let stdout = child.stdout.take().expect("stdout");
+    let line = tokio::time::timeout(
+        Duration::from_secs(60),
+        BufReader::new(stdout).lines().next_line(),
+    )
+    .await
+    .expect("it starts in time")
+    .expect("stdout reads")
+    .expect("a line");
+    serde_json::from_str(&line).expect("a JSON line")
+}
+
+fn pinned(pin: &str) -> reqwest::Client {
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let verifier = Arc::new(PinVerifier::new(
+        Fingerprint::parse(pin).expect("a pin"),
+        &provider,
+    ));
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .expect("TLS")
+        .dangerous()
+        .with_custom_certificate_verifier(verifier)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    reqwest::Client::builder()
+        .tls_backend_preconfigured(tls)
+        .tcp_nodelay(true)
+        .pool_max_idle_per_host(256)
+        .no_proxy()
+        .build()
+        .expect("a client")
+}
+
+/// What one kind of request needs: where it goes and how.
+#[derive(Clone)]
+struct Target {
+    stack: String,
+    mcp: String,
+    key: String,
+    stack_client: reqwest::Client,
+    mcp_client: reqwest::Client,
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Direct,
+    Ping,
+    List,
+    ReadInSession,
+    ReadStateless,
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Direct => "direct HTTPS GET /api/status",
+            Kind::Ping => "MCP ping (HTTPS, session)",
+            Kind::List => "MCP tools/list (HTTPS, session)",
+            Kind::ReadInSession => "MCP read_status (HTTPS, session)",
+            Kind::ReadStateless => "MCP read_status (HTTPS, stateless)",
+        }
+    }
+}
+
+fn call(id: u64, tool: &str) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}})
+}
+
+fn stateless_call(id: u64) -> Value {
+    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
+        "name": "read_status", "arguments": {},
+        "_meta": {
+            "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
+            "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        }
+    }})
+}
+
+impl Target {
+    async fn post(
+        &self,
+        session: Option<&str>,
+        version: &str,
+        body: &Value,
+    ) -> Result<String, String> {
+        let mut request = self
+            .mcp_client
+            .post(&self.mcp)
+            .bearer_auth(&self.key)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", version)
+            .json(body);
+        if let Some(session) = session {
+            request = request.header("mcp-session-id", session);
+        }
+        if version == STATELESS_VERSION {
+            request = request.header("mcp-method", body["method"].as_str().unwrap_or_default());
+            if let Some(name) = body["params"]["name"].as_str() {
+                request = request.header("mcp-name", name);
+            }
+        }
+        let answer = request.send().await.map_err(|error| error.to_string())?;
+        let status = answer.status();
+        let text = answer.text().await.map_err(|error| error.to_string())?;
+        // The answer is the last JSON-RPC message, whether sent as JSON or as an event.
+        let message = text
+            .lines()
+            .rev()
+            .find_map(|line| {
+                let line = line.strip_prefix("data:").unwrap_or(line).trim();
+                serde_json::from_str::<Value>(line).ok()
+            })
+            .unwrap_or_default();
+        if !status.is_success()
+            || message.get("result").is_none()
+            || message["result"]["isError"] == true
+        {
+            return Err(format!("{status}: {}", &text[..text.len().min(300)]));
+        }
+        Ok(text)
+    }
+
+    /// Opens a session: its identifier.
+    async fn session(&self) -> Result<String, String> {
+        let initialize = json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+            "protocolVersion": SESSION_VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}});
+        let answer = self
+            .mcp_client
+            .post(&self.mcp)
+            .bearer_auth(&self.key)
+            .header("accept", "application/json, text/event-stream")
+            .json(&initialize)
+            .send()
+            .await
+            .map_err(|error| error.to_string())?;
+        let session = answer
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|value| value.to_str().ok())
+            .ok_or("no session")?
+            .to_owned();
+        answer.bytes().await.map_err(|error| error.to_string())?;
+        let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        self.mcp_client
+            .post(&self.mcp)
+            .bearer_auth(&self.key)
+            .header("accept", "application/json, text/event-stream")
+            .header("mcp-protocol-version", SESSION_VERSION)
+            .header("mcp-session-id", &session)
+            .json(&initialized)
+            .send()
+            .await
+            .map_err(|error| error.to_string())?;
+        Ok(session)
+    }
+
+    async fn once(&self, kind: Kind, session: &str, id: u64) -> Result<(), String> {
+        match kind {
+            Kind::Direct => {
+                let answer = self
+                    .stack_client
+                    .get(format!("{}/api/status", self.stack))
+                    .header("x-lemonfiber-token", &self.key)
+                    .send()
+                    .await
+                    .map_err(|error| error.to_string())?;
+                let status = answer.status();
+                answer.bytes().await.map_err(|error| error.to_string())?;
+                if status.is_success() {
+                    Ok(())
+                } else {
+                    Err(status.to_string())
+                }
+            }
+            Kind::Ping => self
+                .post(
+                    Some(session),
+                    SESSION_VERSION,
+                    &json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
+                )
+                .await
+                .map(drop),
+            Kind::List => self
+                .post(
+                    Some(session),
+                    SESSION_VERSION,
+                    &json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}),
+                )
+                .await
+                .map(drop),
+            Kind::ReadInSession => self
+                .post(Some(session), SESSION_VERSION, &call(id, "read_status"))
+                .await
+                .map(drop),
+            Kind::ReadStateless => self
+                .post(None, STATELESS_VERSION, &stateless_call(id))
+                .await
+                .map(drop),
+        }
+    }
+}
+
+/// The server over stdio, a line a message.
+struct OverStdio {
+    _child: Stopped,
+    input: ChildStdin,
+    output: tokio::io::Lines<BufReader<ChildStdout>>,
+}
+
+impl OverStdio {
+    async fn start(address: &str, pin: &str, key_file: &str) -> OverStdio {
+        let mut child = Command::new(BINARY)
+            .arg("stdio")
+            .env_clear()
+            .env("LEMONFIBER_ADDRESS", address)
+            .env("LEMONFIBER_PIN", pin)
+            .env("LEMONFIBER_KEY_FILE", key_file)
+            .env("LEMONFIBER_LOG", "warn")
+            .env("LEMONFIBER_AUDIT", "/dev/null")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .kill_on_drop(true)
+            .spawn()
+            .expect("stdio starts");
+        let input = child.stdin.take().expect("stdin");
+        let output = BufReader::new(child.stdout.take().expect("stdout")).lines();
+        let mut stdio = OverStdio {
+            _child: Stopped(child),
+            input,
+            output,
+        };
+        stdio
+            .ask(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": SESSION_VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}))
+            .await
+            .expect("initialized");
+        stdio
+            .input
+            .write_all(b"{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n")
+            .await
+            .expect("sent");
+        stdio
+    }
+
+    async fn ask(&mut self, message: &Value) -> Result<(), String> {
+        let mut line = message.to_string();
+        line.push('\n');
+        self.input
+            .write_all(line.as_bytes())
+            .await
+            .map_err(|error| error.to_string())?;
+        loop {
+            let answer = self
+                .output
+                .next_line()
+                .await
+                .map_err(|error| error.to_string())?
+                .ok_or("closed")?;
+            let message: Value =
+                serde_json::from_str(&answer).map_err(|error| error.to_string())?;
+            // Notifications the server sends meanwhile are not the answer.
+            if message.get("id").is_some() {
+                if message.get("result").is_none() || message["result"]["isError"] == true {
+                    return Err(answer[..answer.len().min(300)].to_owned());
+                }
+                return Ok(());
+            }
+        }
+    }
+}
+
+fn percentile(sorted: &[Duration], p: f64) -> f64 {
+    let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
+    sorted[at].as_secs_f64() * 1000.0
+}
+
+/// The CPU time (user and system) a process has used, in seconds.
+fn cpu_seconds(pid: u32) -> f64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process's stat");
+    let fields: Vec<&str> = stat.rsplit_once(") ").expect("stat").1.split(' ').collect();
+    let ticks: f64 =
+        fields[11].parse::<f64>().expect("utime") + fields[12].parse::<f64>().expect("stime");
+    ticks / 100.0
+}
+
+/// A process's resident memory, in KiB.
+fn resident_kib(pid: u32) -> u64 {
+    let status =
+        std::fs::read_to_string(format!("/proc/{pid}/status")).expect("the process's status");
+    status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmRSS:"))
+        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+async fn measure(run: &Run, short: bool) -> u64 {
+    let state = std::env::temp_dir().join(format!("lemonfiber-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    std::fs::create_dir_all(&state).expect("a state folder");
+    let mut demo = Command::new(BINARY)
+        .args(["demo", "--json", "--listen", "127.0.0.1:0"])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .env("LEMONFIBER_LOG", "warn")
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the demo starts");
+    let stack = first_line(&mut demo).await;
+    let _demo = Stopped(demo);
+    let address = stack["address"].as_str().expect("address").to_owned();
+    let pin = stack["pin"].as_str().expect("pin").to_owned();
+    let key_file = stack["key_files"]["read"]
+        .as_str()
+        .expect("a read key")
+        .to_owned();
+    let key = std::fs::read_to_string(&key_file)
+        .expect("the key")
+        .trim()
+        .to_owned();
+
+    let started = Instant::now();
+    let mut server = Command::new(BINARY)
+        .args(["http", "--json", "--listen", "127.0.0.1:0"])
+        .env_clear()
+        .env("LEMONFIBER_ADDRESS", &address)
+        .env("LEMONFIBER_PIN", &pin)
+        .env("LEMONFIBER_STATE", &state)
+        .env("LEMONFIBER_AUDIT", state.join("audit.log"))
+        .env("LEMONFIBER_LOG", "warn")
+        // The limits lifted, so the figures are the server's and not its allowances'.
+        .env("LEMONFIBER_RATE", "100000")
+        .env("LEMONFIBER_AT_ONCE", "1000")
+        .env("LEMONFIBER_SESSIONS", "100000")
+        .env("LEMONFIBER_KEY_SESSIONS", "10000")
+        .env("LEMONFIBER_PEER_RATE", "1000000")
+        .env("LEMONFIBER_UNDER_WAY", "1000")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("the server starts");
+    let served = first_line(&mut server).await;
+    let ready = started.elapsed();
+    let pid = server.id().expect("running");
+    let _server = Stopped(server);
+    let target = Target {
+        stack: address.clone(),
+        mcp: served["mcp_url"].as_str().expect("mcp_url").to_owned(),
+        key: key.clone(),
+        stack_client: pinned(&pin),
+        mcp_client: pinned(served["mcp_pin"].as_str().expect("mcp_pin")),
+    };
+    let idle_kib = resident_kib(pid);
+    let errors = AtomicU64::new(0);
+    let failed = |result: Result<(), String>| {
+        if let Err(error) = result
+            && errors.fetch_add(1, Ordering::Relaxed) < 3
+        {
+            eprintln!("error: {error}");
+        }
+    };
+
+    println!(
+        "lemonfiber-mcp read path, {} mode, {} build",
+        if short { "short" } else { "full" },
+        if cfg!(debug_assertions) {
+            "debug (its figures are not the release's)"
+        } else {
+            "release"
+        }
+    );
+    println!(
+        "machine: {} cores; upstream: the demo stack over HTTPS on loopback",
+        std::thread::available_parallelism().map_or(0, |n| n.get())
+    );
+    println!(
+        "time to ready (spawn to listening): {:.1} ms",
+        ready.as_secs_f64() * 1000.0
+    );
+    println!("resident memory idle: {:.1} MB", idle_kib as f64 / 1024.0);
+
+    // One client, every kind interleaved.
+    let session = target.session().await.expect("a session");
+    let mut stdio = OverStdio::start(&address, &pin, &key_file).await;
+    let kinds = [
+        Kind::Direct,
+        Kind::Ping,
+        Kind::List,
+        Kind::ReadInSession,
+        Kind::ReadStateless,
+    ];
+    let mut latencies: Vec<Vec<Duration>> = vec![Vec::new(); kinds.len() + 1];
+    for round in 0..run.rounds + run.rounds / 10 {
+        let warm = round >= run.rounds / 10;
+        for (at, kind) in kinds.iter().enumerate() {
+            let began = Instant::now();
+            failed(target.once(*kind, &session, round as u64 + 1).await);
+            if warm {
+                latencies[at].push(began.elapsed());
+            }
+        }
+        let began = Instant::now();
+        failed(stdio.ask(&call(round as u64 + 1, "read_status")).await);
+        if warm {
+            latencies[kinds.len()].push(began.elapsed());
+        }
+    }
+    println!();
+    println!(
+        "{:<38} {:>9} {:>9} {:>9}",
+        "one client, interleaved", "p50 ms", "p90 ms", "p99 ms"
+    );
+    let mut p50 = Vec::new();
+    for (at, times) in latencies.iter_mut().enumerate() {
+        times.sort();
+        let name = kinds
+            .get(at)
+            .map_or("MCP read_status (stdio)", |kind| kind.name());
+        p50.push(percentile(times, 0.5));
+        println!(
+            "{:<38} {:>9.3} {:>9.3} {:>9.3}",
+            name,
+            percentile(times, 0.5),
+            percentile(times, 0.9),
+            percentile(times, 0.99)
+        );
+    }
+
+    // Many clients at once, each kind alone.
+    println!();
+    println!(
+        "{:<38} {:>8} {:>10} {:>8} {:>14}",
+        "clients at once", "clients", "calls/s", "errors", "server CPU/call"
+    );
+    let mut direct_rate = 0.0;
+    let mut read_rates = Vec::new();
+    for clients in [16usize, 64] {
+        for kind in [Kind::Direct, Kind::ReadInSession, Kind::ReadStateless] {
+            let done = Arc::new(AtomicU64::new(0));
+            let wrong = Arc::new(AtomicU64::new(0));
+            let stop = Arc::new(AtomicBool::new(false));
+            let cpu_before = cpu_seconds(pid);
+            let began = Instant::now();
+            let mut workers = Vec::new();
+            for _ in 0..clients {
+                let target = target.clone();
+                let (done, wrong, stop) = (done.clone(), wrong.clone(), stop.clone());
+                workers.push(tokio::spawn(async move {
+                    let session = if kind == Kind::ReadInSession {
+                        target.session().await.unwrap_or_default()
+                    } else {
+                        String::new()
+                    };
+                    let mut id = 1;
+                    while !stop.load(Ordering::Relaxed) {
+                        match target.once(kind, &session, id).await {
+                            Ok(()) => done.fetch_add(1, Ordering::Relaxed),
+                            Err(_) => wrong.fetch_add(1, Ordering::Relaxed),
+                        };
+                        id += 1;
+                    }
+                }));
+            }
+            tokio::time::sleep(Duration::from_secs(run.seconds)).await;
+            stop.store(true, Ordering::Relaxed);
+            for worker in workers {
+                let _ = worker.await;
+            }
+            let elapsed = began.elapsed().as_secs_f64();
+            let calls = done.load(Ordering::Relaxed);
+            let rate = calls as f64 / elapsed;
+            let cpu = if kind == Kind::Direct {
+                "-".to_owned()
+            } else {
+                format!(
+                    "{:.0} µs",
+                    (cpu_seconds(pid) - cpu_before) / calls.max(1) as f64 * 1e6
+                )
+            };
+            errors.fetch_add(wrong.load(Ordering::Relaxed), Ordering::Relaxed);
+            if clients == 16 {
+                if kind == Kind::Direct {
+                    direct_rate = rate;
+                } else {
+                    read_rates.push(rate);
+                }
+            }
+            println!(
+                "{:<38} {:>8} {:>10.0} {:>8} {:>14}",
+                kind.name(),
+                clients,
+                rate,
+                wrong.load(Ordering::Relaxed),
+                cpu
+            );
+        }
+    }
+
+    // Sessions kept open.
+    let before = resident_kib(pid);
+    let mut opened = 0usize;
+    for _ in 0..run.sessions {
+        match target.session().await {
+            Ok(_) => opened += 1,
+            Err(error) => failed(Err(error)),
+        }
+    }
+    let after = resident_kib(pid);
+    println!();
+    println!(
+        "resident memory with {opened} more sessions open: {:.1} MB ({:.1} KB a session)",
+        after as f64 / 1024.0,
+        (after.saturating_sub(before)) as f64 / opened.max(1) as f64
+    );
+    println!("allocations per read call: not measured yet");
+    println!();
+    println!(
+        "MCP/direct p50 (HTTPS): {:.1}× in a session, {:.1}× stateless",
+        p50[3] / p50[0],
+        p50[4] / p50[0]
+    );
+    println!(
+        "MCP/direct calls a second at 16 clients: {:.0}% in a session, {:.0}% stateless",
+        read_rates[0] / direct_rate * 100.0,
+        read_rates[1] / direct_rate * 100.0
+    );
+    let _ = std::fs::remove_dir_all(&state);
+    errors.load(Ordering::Relaxed)
+}
