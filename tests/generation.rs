@@ -44,7 +44,7 @@ fn copy_dir(from: &Path, to: &Path) {
 
 /// A copy of the sources with the package renamed.
 fn copy_of_project(into: &Path) {
-    for folder in ["src", "contract"] {
+    for folder in ["src", "contract", "benches"] {
         copy_dir(&project().join(folder), &into.join(folder));
     }
     std::fs::copy(project().join("build.rs"), into.join("build.rs")).expect("copy build.rs");
