@@ -82,20 +82,12 @@ impl KeyService {
             return Some(Admission::Refused);
         }
         let read = self.stack.capabilities().await;
-        let not_asked = match &read {
-            Ok(_) => None,
-            Err(Failure::Refused(refusal)) if standing::refuses_the_key(refusal) => None,
-            Err(Failure::Refused(refusal)) if standing::not_pinned(refusal) => {
-                Some(Admission::NotPinned)
-            }
-            Err(Failure::Refused(refusal)) if refusal.status == 429 => {
-                Some(Admission::Throttled(refusal.retry_after_seconds))
-            }
-            Err(_) => Some(Admission::Unreachable),
-        };
-        let mut standing = self.standing.lock().await;
-        standing.record(read);
-        not_asked.or_else(|| standing.is_refused().then_some(Admission::Refused))
+        let said = read
+            .as_ref()
+            .err()
+            .map(|failure| Admission::from(verdict(failure)));
+        self.standing.lock().await.record(read);
+        said
     }
 }
 
@@ -120,6 +112,30 @@ enum Checked {
     Throttled(Option<u64>),
     Unreachable,
     NotPinned,
+}
+
+impl From<Checked> for Admission {
+    fn from(checked: Checked) -> Admission {
+        match checked {
+            Checked::Accepted(service) => Admission::Accepted(service),
+            Checked::Refused => Admission::Refused,
+            Checked::Throttled(seconds) => Admission::Throttled(seconds),
+            Checked::Unreachable => Admission::Unreachable,
+            Checked::NotPinned => Admission::NotPinned,
+        }
+    }
+}
+
+/// What a failed read of a key's capabilities says of the key.
+fn verdict(failure: &Failure) -> Checked {
+    match failure {
+        Failure::Refused(refusal) if standing::refuses_the_key(refusal) => Checked::Refused,
+        Failure::Refused(refusal) if standing::not_pinned(refusal) => Checked::NotPinned,
+        Failure::Refused(refusal) if refusal.status == 429 => {
+            Checked::Throttled(refusal.retry_after_seconds)
+        }
+        _ => Checked::Unreachable,
+    }
 }
 
 /// Every accepted key's service, the refused keys, and what a key's service is made with.
@@ -204,13 +220,7 @@ impl KeyServices {
             .get_or_init(|| self.ask_the_stack(key))
             .await
             .clone();
-        match checked {
-            Checked::Accepted(service) => Admission::Accepted(service),
-            Checked::Refused => Admission::Refused,
-            Checked::Throttled(seconds) => Admission::Throttled(seconds),
-            Checked::Unreachable => Admission::Unreachable,
-            Checked::NotPinned => Admission::NotPinned,
-        }
+        Admission::from(checked)
     }
 
     async fn ask_the_stack(&self, key: Key) -> Checked {
@@ -231,20 +241,17 @@ impl KeyServices {
                 }
                 Checked::Accepted(service)
             }
-            Err(Failure::Refused(refusal)) if standing::refuses_the_key(&refusal) => {
-                self.refused.unknown(digest);
-                Checked::Refused
+            Err(failure) => {
+                let checked = verdict(&failure);
+                match checked {
+                    Checked::Refused => self.refused.unknown(digest),
+                    Checked::NotPinned => tracing::warn!(
+                        "the stack does not count this server's connection as pinned (ADMIT-11); check the stack's address and pin"
+                    ),
+                    _ => {}
+                }
+                checked
             }
-            Err(Failure::Refused(refusal)) if standing::not_pinned(&refusal) => {
-                tracing::warn!(
-                    "the stack does not count this server's connection as pinned (ADMIT-11); check the stack's address and pin"
-                );
-                Checked::NotPinned
-            }
-            Err(Failure::Refused(refusal)) if refusal.status == 429 => {
-                Checked::Throttled(refusal.retry_after_seconds)
-            }
-            Err(_) => Checked::Unreachable,
         }
     }
 
