@@ -285,15 +285,14 @@ async fn mcp(
             "Too many requests from this address; wait before the next.",
         );
     }
-    if let Err(refused) = app.checks.check(request.uri(), request.headers()) {
-        return match refused.unsupported_version {
-            Some(requested) => answer_unsupported_version(request, &requested).await,
-            None => refused.into_response(),
-        };
-    }
-    let issuer = match app.checks.served_host(request.uri(), request.headers()) {
+    let issuer = match app.checks.check(request.uri(), request.headers()) {
         Ok(host) => format!("https://{host}"),
-        Err(refused) => return refused.into_response(),
+        Err(refused) => {
+            return match refused.unsupported_version {
+                Some(requested) => answer_unsupported_version(request, &requested).await,
+                None => refused.into_response(),
+            };
+        }
     };
     let key = match oauth::key_of(&app.sign_in, request.headers(), &issuer) {
         Ok(key) => key,

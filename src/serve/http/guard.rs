@@ -241,8 +241,9 @@ impl Checks {
         }
     }
 
-    pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<(), Refused> {
-        self.served_host(uri, headers)?;
+    /// Every check; the `Host` it names, as [`Checks::served_host`] gives it.
+    pub fn check(&self, uri: &Uri, headers: &HeaderMap) -> Result<String, Refused> {
+        let host = self.served_host(uri, headers)?;
         if let Some(origin) = headers.get(header::ORIGIN) {
             let origin = origin
                 .to_str()
@@ -288,7 +289,7 @@ impl Checks {
                 "The request body is larger than 4 MiB.",
             ));
         }
-        Ok(())
+        Ok(host)
     }
 }
 
@@ -335,7 +336,7 @@ mod tests {
         headers
     }
 
-    fn status(result: Result<(), Refused>) -> Option<StatusCode> {
+    fn status<T>(result: Result<T, Refused>) -> Option<StatusCode> {
         result.err().map(|refused| refused.status)
     }
 
