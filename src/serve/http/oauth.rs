@@ -194,25 +194,25 @@ fn open_to_every_origin(mut response: Response) -> Response {
 
 /// A JSON answer from a sign-in endpoint, never cached, readable from any origin.
 fn json_answer(status: StatusCode, body: &serde_json::Value) -> Response {
-    let mut response = (
-        status,
-        [
-            (header::CONTENT_TYPE, "application/json"),
-            (header::CACHE_CONTROL, "no-store"),
-        ],
-        body.to_string(),
+    for_any_client(
+        (
+            status,
+            [(header::CONTENT_TYPE, "application/json")],
+            body.to_string(),
+        )
+            .into_response(),
     )
-        .into_response();
-    response
-        .headers_mut()
-        .insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
-    open_to_every_origin(response)
 }
 
-/// An OAuth error answer (RFC 6749 §5.2).
+/// An OAuth error answer (RFC 6749 §5.2): the HTTP mode's JSON refusal, for any client.
 fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
-    json_answer(
-        status,
-        &serde_json::json!({ "error": error, "error_description": description }),
-    )
+    for_any_client(super::refusal(status, error, description))
+}
+
+/// An answer never cached, and readable by a browser-based client on any origin.
+fn for_any_client(mut response: Response) -> Response {
+    let headers = response.headers_mut();
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::PRAGMA, HeaderValue::from_static("no-cache"));
+    open_to_every_origin(response)
 }

@@ -152,13 +152,7 @@ impl Documents {
             .header(reqwest::header::ACCEPT, "application/json")
             .send()
             .await
-            .map_err(|error| {
-                if error.is_timeout() {
-                    DocumentRefused::TooSlow
-                } else {
-                    DocumentRefused::Unreachable
-                }
-            })?;
+            .map_err(not_fetched)?;
         if fetched.status() != reqwest::StatusCode::OK {
             return Err(DocumentRefused::Status(fetched.status().as_u16()));
         }
@@ -171,13 +165,7 @@ impl Documents {
         let mut body = Vec::new();
         let mut chunks = fetched.bytes_stream();
         while let Some(chunk) = chunks.next().await {
-            let chunk = chunk.map_err(|error| {
-                if error.is_timeout() {
-                    DocumentRefused::TooSlow
-                } else {
-                    DocumentRefused::Unreachable
-                }
-            })?;
+            let chunk = chunk.map_err(not_fetched)?;
             if body.len() + chunk.len() > DOCUMENT_MOST {
                 return Err(DocumentRefused::TooLarge);
             }
@@ -211,6 +199,15 @@ impl Documents {
             return Err(DocumentRefused::Private);
         }
         Ok(addresses)
+    }
+}
+
+/// Why a fetch failed: too slow, or not reached at all.
+fn not_fetched(error: reqwest::Error) -> DocumentRefused {
+    if error.is_timeout() {
+        DocumentRefused::TooSlow
+    } else {
+        DocumentRefused::Unreachable
     }
 }
 
