@@ -22,13 +22,17 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use lemonfiber_mcp::fingerprint::Fingerprint;
-use lemonfiber_mcp::stack::pin::PinVerifier;
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
-const BINARY: &str = env!("CARGO_BIN_EXE_lemonfiber-mcp");
+#[path = "../tests/support/demo.rs"]
+mod demo;
+#[path = "../tests/support/https.rs"]
+mod https;
+
+use demo::BINARY;
+
 const SESSION_VERSION: &str = "2025-11-25";
 const STATELESS_VERSION: &str = "2026-07-28";
 
@@ -71,18 +75,7 @@ struct Stopped(Child);
 
 impl Drop for Stopped {
     fn drop(&mut self) {
-        if let Some(pid) = self.0.id() {
-            let _ = std::process::Command::new("kill")
-                .args(["-TERM", &pid.to_string()])
-                .status();
-            for _ in 0..100 {
-                if matches!(self.0.try_wait(), Ok(Some(_))) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(50));
-            }
-            let _ = self.0.start_kill();
-        }
+        demo::stop_gracefully(&mut self.0);
     }
 }
 
@@ -100,20 +93,8 @@ async fn first_line(child: &mut Child) -> Value {
 }
 
 fn pinned(pin: &str) -> reqwest::Client {
-    let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let verifier = Arc::new(PinVerifier::new(
-        Fingerprint::parse(pin).expect("a pin"),
-        &provider,
-    ));
-    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
-        .with_safe_default_protocol_versions()
-        .expect("TLS")
-        .dangerous()
-        .with_custom_certificate_verifier(verifier)
-        .with_no_client_auth();
-    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
     reqwest::Client::builder()
-        .tls_backend_preconfigured(tls)
+        .tls_backend_preconfigured(https::pinned_tls(pin))
         .tcp_nodelay(true)
         .pool_max_idle_per_host(256)
         .no_proxy()

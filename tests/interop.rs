@@ -117,8 +117,8 @@ fn assert_acted(seen: &Value) {
     );
 }
 
-fn assert_read(seen: &Value, tools: usize) {
-    assert_eq!(seen["server"], "lemonfiber-mcp");
+/// `tools` tools were listed, and the read answered the stack's data, framed.
+fn assert_listed_and_read(seen: &Value, tools: usize) {
     assert_eq!(
         seen["tools"].as_array().map(Vec::len),
         Some(tools),
@@ -132,6 +132,11 @@ fn assert_read(seen: &Value, tools: usize) {
             .contains("[lemonfiber stack data "),
         "{seen}"
     );
+}
+
+fn assert_read(seen: &Value, tools: usize) {
+    assert_eq!(seen["server"], "lemonfiber-mcp");
+    assert_listed_and_read(seen, tools);
     assert_eq!(seen["first_tool_annotations"]["readOnlyHint"], true);
 }
 
@@ -291,18 +296,7 @@ fn assert_signed_in_refreshed_and_refused_once_revoked(seen: &Value, tools: usiz
     assert_eq!(seen["client_id_is_sealed"], true);
     assert_eq!(seen["token_type"], "Bearer");
     assert_eq!(seen["expires_in"], 3600);
-    assert_eq!(
-        seen["tools"].as_array().map(Vec::len),
-        Some(tools),
-        "{seen}"
-    );
-    assert_eq!(seen["read"]["is_error"], false, "{seen}");
-    assert!(
-        seen["read"]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("[lemonfiber stack data ")
-    );
+    assert_listed_and_read(seen, tools);
     assert_eq!(seen["after_refresh"]["is_error"], false, "{seen}");
     assert_eq!(seen["after_refresh"]["access_token_changed"], true);
     assert_eq!(seen["after_refresh"]["refresh_token_changed"], true);
