@@ -53,6 +53,16 @@ pub async fn bounded(
         let limited = limited(response.bytes_stream(), limits.wire);
         return rebuilt(status, headers, reqwest::Body::wrap_stream(limited));
     }
+    // A successful answer no longer than what is kept has nothing to cut: it goes on as the stack
+    // sent it, for the SDK to parse once. (A refusal is still read here, so one that is not JSON
+    // stays a refusal with its status.)
+    if status.is_success() && declared.is_some_and(|length| length <= limits.keep as u64) {
+        let body = match response.bytes().await {
+            Ok(bytes) => reqwest::Body::from(bytes),
+            Err(error) => failing(std::io::Error::other(error)),
+        };
+        return rebuilt(status, headers, body);
+    }
     let cut = if declared.is_some_and(|length| length <= READ_WHOLE) {
         match response.bytes().await {
             Ok(bytes) => cut::cut_stream(&bytes[..], limits.keep),
