@@ -1,11 +1,13 @@
 //! What the assistant is handed. Text the stack wrote is cleaned of what a reader cannot see
-//! (`clean`), checked against the shape its kind declares (`conformance`), and framed as data
-//! after the server's own words (`outcome`); every sentence the server says is in `sentences`.
-//! Secrets are withheld by `crate::redact` and answers cut by `crate::cut`, which the stack's
-//! reading uses too.
+//! (`clean`) and withheld of secrets in one walk, taken only when a look at its JSON finds
+//! something to change (`handed`), checked against the shape its kind declares (`conformance`),
+//! and framed as data after the server's own words (`outcome`); every sentence the server says is
+//! in `sentences`. Secrets are withheld by `crate::redact` and answers cut by `crate::cut`, which
+//! the stack's reading uses too.
 
 mod clean;
 pub(crate) mod conformance;
+mod handed;
 pub(crate) mod outcome;
 pub mod sentences;
 

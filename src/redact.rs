@@ -6,8 +6,6 @@ use std::borrow::Cow;
 use std::io::Write;
 use std::sync::{OnceLock, RwLock};
 
-use serde_json::Value;
-
 pub const WITHHELD: &str = "[withheld]";
 const KEY_PREFIX: &str = "lfk_";
 /// A key-shaped value: the prefix and at least this much hex.
@@ -47,6 +45,14 @@ impl Secrets {
             .any(|secret| memchr::memmem::find(lowered, secret.as_bytes()).is_some())
     }
 
+    /// Whether JSON writes any of these secrets escaped, so that it cannot be found as it is in
+    /// the JSON's text.
+    fn written_escaped(&self) -> bool {
+        self.0
+            .iter()
+            .any(|secret| secret.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20))
+    }
+
     /// `text` with these secrets withheld, or `None` when none is in it.
     fn withhold(&self, text: &[u8]) -> Option<Vec<u8>> {
         let mut changed: Option<Vec<u8>> = None;
@@ -84,26 +90,41 @@ pub fn redact<'a>(text: &'a str, also: &Secrets) -> Cow<'a, str> {
     }
 }
 
+/// Whether JSON text may hold a secret or a key-shaped value in one of its strings or keys.
+/// Never false when one does, so JSON for which it is false needs nothing withheld, and its
+/// strings need no look each.
+pub fn may_hold(json: &str, also: &Secrets) -> bool {
+    let Ok(everywhere) = global().read() else {
+        return true;
+    };
+    also.written_escaped()
+        || everywhere.written_escaped()
+        || holds_one(json.as_bytes(), also, &everywhere)
+}
+
 /// `bytes` with every secret withheld, or `None` when none is in them. Secrets are ASCII, so
 /// they are found whatever the bytes around them are: text or not, valid UTF-8 or not.
 fn withheld(bytes: &[u8], also: &Secrets) -> Option<Vec<u8>> {
     let Ok(everywhere) = global().read() else {
         return withhold_all(bytes, also, &Secrets::default());
     };
-    // Every string handed over passes here: one look, with no copy unless the text has upper
-    // case, tells the (rare) text holding a secret from the rest.
+    if !holds_one(bytes, also, &everywhere) {
+        return None;
+    }
+    withhold_all(bytes, also, &everywhere)
+}
+
+/// One look, with no copy unless the bytes have upper case, that tells the (rare) text holding
+/// a secret or the start of a key from the rest.
+fn holds_one(bytes: &[u8], also: &Secrets, everywhere: &Secrets) -> bool {
     let lowered = if bytes.iter().any(u8::is_ascii_uppercase) {
         Cow::Owned(bytes.to_ascii_lowercase())
     } else {
         Cow::Borrowed(bytes)
     };
-    let holds_one = also.any_in(&lowered)
+    also.any_in(&lowered)
         || everywhere.any_in(&lowered)
-        || memchr::memmem::find(&lowered, KEY_PREFIX.as_bytes()).is_some();
-    if !holds_one {
-        return None;
-    }
-    withhold_all(bytes, also, &everywhere)
+        || memchr::memmem::find(&lowered, KEY_PREFIX.as_bytes()).is_some()
 }
 
 fn withhold_all(bytes: &[u8], also: &Secrets, everywhere: &Secrets) -> Option<Vec<u8>> {
@@ -171,30 +192,11 @@ fn withhold_key_shapes(text: &[u8]) -> Option<Vec<u8>> {
     Some(out)
 }
 
-/// `text`, withheld of secrets, kept as it is (not copied) when it holds none.
-fn redact_string(text: String, also: &Secrets) -> String {
-    match redact(&text, also) {
-        Cow::Borrowed(_) => text,
-        Cow::Owned(redacted) => redacted,
-    }
-}
-
-pub fn redact_value(value: Value, also: &Secrets) -> Value {
-    match value {
-        Value::String(text) => Value::String(redact_string(text, also)),
-        Value::Array(items) => Value::Array(
-            items
-                .into_iter()
-                .map(|item| redact_value(item, also))
-                .collect(),
-        ),
-        Value::Object(fields) => Value::Object(
-            fields
-                .into_iter()
-                .map(|(key, value)| (redact_string(key, also), redact_value(value, also)))
-                .collect(),
-        ),
-        other => other,
+/// `text` withheld of secrets, or `None` when it holds none.
+pub fn redacted(text: &str, also: &Secrets) -> Option<String> {
+    match redact(text, also) {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(redacted) => Some(redacted),
     }
 }
 
@@ -249,11 +251,12 @@ mod tests {
             redact(text, &Secrets::default()),
             "key [withheld] and pin [withheld], lfk_ and lfk_xyz stay"
         );
-        let value = redact_value(
-            json!({"lfk_00112233445566": ["token LFK_AABBCCDDEEFF0011"]}),
-            &Secrets::default(),
+        let json = json!({"lfk_00112233445566": ["token LFK_AABBCCDDEEFF0011"]}).to_string();
+        assert!(may_hold(&json, &Secrets::default()));
+        assert_eq!(
+            redacted("token LFK_AABBCCDDEEFF0011", &Secrets::default()).as_deref(),
+            Some("token [withheld]")
         );
-        assert_eq!(value, json!({"[withheld]": ["token [withheld]"]}));
     }
 
     #[test]
@@ -271,6 +274,15 @@ mod tests {
         assert!(matches!(
             redact("nothing secret here", &secrets),
             Cow::Borrowed(_)
+        ));
+        assert!(!may_hold(r#"{"nothing":"secret here"}"#, &secrets));
+        assert!(!may_hold(
+            r#"{"echo":"0011223344556677 8899AABBCCDDEEFF"}"#,
+            &secrets
+        ));
+        assert!(may_hold(
+            r#"{"echo":"00112233445566778899AABBCCDDEEFF"}"#,
+            &secrets
         ));
     }
 

@@ -4,30 +4,39 @@
 //! paragraph separators, control characters but tab and newline, and the default-ignorable
 //! characters of other categories (variation selectors, fillers, invisible joiners).
 
-use serde_json::Value;
 use unicode_general_category::{GeneralCategory, get_general_category};
 
-/// Removes hidden characters from every string and key.
-pub fn clean(value: Value) -> Value {
-    match value {
-        Value::String(text) => Value::String(clean_text(text)),
-        Value::Array(items) => Value::Array(items.into_iter().map(clean).collect()),
-        Value::Object(fields) => Value::Object(
-            fields
-                .into_iter()
-                .map(|(key, value)| (clean_text(key), clean(value)))
-                .collect(),
-        ),
-        other => other,
+/// The text without its hidden characters, or `None` when it has none.
+pub fn cleaned(text: &str) -> Option<String> {
+    if !text.chars().any(is_hidden) {
+        return None;
     }
+    Some(text.chars().filter(|&c| !is_hidden(c)).collect())
 }
 
-/// The text without its hidden characters; text that has none is handed back as it is.
-fn clean_text(text: String) -> String {
-    if !text.chars().any(is_hidden) {
-        return text;
+/// Whether JSON, as serde_json writes it, may hold a hidden character in a string or key: one
+/// written as it is, or a control character written as an escape (`\b`, `\f`, `\r`, `\u…`;
+/// serde_json escapes nothing else that way). Never false when one is there, so JSON for which
+/// it is false needs no cleaning.
+pub fn may_hide_in_json(json: &str) -> bool {
+    let mut after_backslash = false;
+    for c in json.chars() {
+        if after_backslash {
+            if matches!(c, 'b' | 'f' | 'r' | 'u') {
+                return true;
+            }
+            after_backslash = false;
+        } else if c == '\\' {
+            after_backslash = true;
+        } else if if c.is_ascii() {
+            c.is_ascii_control()
+        } else {
+            is_hidden(c)
+        } {
+            return true;
+        }
     }
-    text.chars().filter(|&c| !is_hidden(c)).collect()
+    false
 }
 
 pub fn is_hidden(c: char) -> bool {
@@ -61,10 +70,40 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    fn clean_text(text: String) -> String {
+        cleaned(&text).unwrap_or(text)
+    }
+
     #[test]
-    fn strips_hidden_characters_from_strings_and_keys() {
-        let dirty = json!({"ti\u{200B}tle": ["The Qu\u{200B}iet \u{202E}eciov\u{202C} H\u{2066}ours\u{FEFF}", 3]});
-        assert_eq!(clean(dirty), json!({"title": ["The Quiet eciov Hours", 3]}));
+    fn strips_hidden_characters() {
+        assert_eq!(
+            clean_text("The Qu\u{200B}iet \u{202E}eciov\u{202C} H\u{2066}ours\u{FEFF}".to_owned()),
+            "The Quiet eciov Hours"
+        );
+    }
+
+    /// Issue 15: the look at an answer's JSON that lets a clean one through unwalked must see
+    /// every hidden character, whether written as it is or escaped, in a string or a key.
+    #[test]
+    fn json_holding_a_hidden_character_is_never_passed_as_clean() {
+        for c in (0..=0x10FFFFu32)
+            .filter_map(char::from_u32)
+            .filter(|&c| is_hidden(c))
+        {
+            let text = format!("a{c}b");
+            for value in [
+                json!({"k": text}),
+                json!({ text.clone(): 1 }),
+                json!([1, text]),
+            ] {
+                let json = serde_json::to_string(&value).expect("json");
+                assert!(may_hide_in_json(&json), "U+{:04X} in {json}", c as u32);
+            }
+        }
+        let clean = json!({"title": "Amélie — 東京物語 🎬 \"quoted\"\tcolumn\nnext", "path": "C:\\users\\bob", "n": [1, 2.5, null, true]});
+        assert!(!may_hide_in_json(
+            &serde_json::to_string(&clean).expect("json")
+        ));
     }
 
     #[test]
