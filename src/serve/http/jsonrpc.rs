@@ -56,6 +56,26 @@ pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
             "Invalid Request: batches are not served; send one message per request.",
         );
     }
+    // Read once as the message it should be; only a body that is not one is read again, to
+    // answer as JSON-RPC says.
+    match serde_json::from_slice::<ClientJsonRpcMessage>(body) {
+        Ok(ClientJsonRpcMessage::Request(request)) => {
+            let initialize_asks = match &request.request {
+                ClientRequest::InitializeRequest(initialize) => {
+                    Some(initialize.params.protocol_version.to_string())
+                }
+                _ => None,
+            };
+            Ok(Message { initialize_asks })
+        }
+        Ok(_) => Ok(Message {
+            initialize_asks: None,
+        }),
+        Err(_) => not_one_message(body),
+    }
+}
+
+fn not_one_message(body: &[u8]) -> Result<Message, NotOneMessage> {
     let Ok(value) = serde_json::from_slice::<Value>(body) else {
         return refused(
             StatusCode::BAD_REQUEST,
@@ -69,26 +89,12 @@ pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
         .filter(|id| id.is_string() || id.is_number())
         .cloned()
         .unwrap_or(Value::Null);
-    match serde_json::from_value::<ClientJsonRpcMessage>(value) {
-        Ok(ClientJsonRpcMessage::Request(request)) => {
-            let initialize_asks = match &request.request {
-                ClientRequest::InitializeRequest(initialize) => {
-                    Some(initialize.params.protocol_version.to_string())
-                }
-                _ => None,
-            };
-            Ok(Message { initialize_asks })
-        }
-        Ok(_) => Ok(Message {
-            initialize_asks: None,
-        }),
-        Err(_) => refused(
-            StatusCode::BAD_REQUEST,
-            id,
-            INVALID_REQUEST,
-            "Invalid Request: the body is not a JSON-RPC 2.0 message.",
-        ),
-    }
+    refused(
+        StatusCode::BAD_REQUEST,
+        id,
+        INVALID_REQUEST,
+        "Invalid Request: the body is not a JSON-RPC 2.0 message.",
+    )
 }
 
 fn refused(
