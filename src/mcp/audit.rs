@@ -10,8 +10,6 @@ use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
 
-use serde_json::json;
-
 /// What the server decided about a call.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Decision {
@@ -91,23 +89,39 @@ fn line(entry: &Entry<'_>, at: SystemTime) -> String {
         "operator" | "read" | "act" | "member" => scope,
         _ => "other",
     });
-    json!({
-        "audit": entry.event,
-        "time": humantime::format_rfc3339_millis(at).to_string(),
-        "key": key,
-        "scope": scope,
-        "tool": entry.tool,
-        "decision": decision,
-        "why": why,
-        "status": entry.status,
-        "ms": entry.took.as_millis() as u64,
-    })
-    .to_string()
+    let line = Line {
+        audit: entry.event,
+        decision,
+        key: &key,
+        ms: entry.took.as_millis() as u64,
+        scope,
+        status: entry.status,
+        time: &humantime::format_rfc3339_millis(at).to_string(),
+        tool: entry.tool,
+        why,
+    };
+    // Only strings and numbers: it always serializes.
+    serde_json::to_string(&line).unwrap_or_default()
+}
+
+/// One audit line, its fields in the order a reader has always seen them.
+#[derive(serde::Serialize)]
+struct Line<'a> {
+    audit: &'a str,
+    decision: &'a str,
+    key: &'a str,
+    ms: u64,
+    scope: Option<&'a str>,
+    status: Option<u16>,
+    time: &'a str,
+    tool: &'a str,
+    why: Option<&'a str>,
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_line_says_who_what_and_how_it_went_and_nothing_else() {
