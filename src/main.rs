@@ -101,10 +101,14 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     redact::redact_panics();
     init_logging();
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    // Over stdio one client sends a message at a time: one thread answers it without handing it
+    // between threads (docs/performance.md). Every other command uses a thread per core.
+    let mut runtime = match cli.command {
+        Command::Stdio => tokio::runtime::Builder::new_current_thread(),
+        Command::Http { .. } => serve::http::runtime(),
+        _ => tokio::runtime::Builder::new_multi_thread(),
+    };
+    let runtime = match runtime.enable_all().build() {
         Ok(runtime) => runtime,
         Err(error) => {
             eprintln!("lemonfiber-mcp: cannot start the async runtime: {error}");

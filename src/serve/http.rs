@@ -23,7 +23,6 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum_server::accept::NoDelayAcceptor;
 use axum_server::tls_rustls::RustlsConfig;
-use futures::StreamExt;
 use serde_json::json;
 use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
@@ -162,14 +161,53 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     })
 }
 
-pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fatal> {
-    let settings = config::http_settings(|name| std::env::var(name).ok(), listen)?;
+/// The runtime the HTTP mode runs on: a worker thread for every two cores, at least one. The
+/// stack it fronts usually shares the machine, and on two cores one worker answered more calls a
+/// second, at less CPU a call, than two handing each request between them (docs/performance.md).
+/// `TOKIO_WORKER_THREADS` sets another number.
+pub fn runtime() -> tokio::runtime::Builder {
+    let mut runtime = tokio::runtime::Builder::new_multi_thread();
+    runtime.enable_all();
+    if std::env::var_os("TOKIO_WORKER_THREADS").is_none() {
+        let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+        runtime.worker_threads((cores / 2).max(1));
+    }
+    runtime
+}
+
+/// The HTTP mode, started: what `run` says it serves, and the server.
+pub struct Started {
+    /// The URL a client uses.
+    pub url: String,
+    pub tls_mode: &'static str,
+    pub serving: Serving,
+}
+
+/// Starts the HTTP mode with the settings read through `lookup`: the environment, for `run`; the
+/// benchmark's own, for the server it runs in its process to count allocations.
+pub async fn start(
+    lookup: impl Fn(&str) -> Option<String>,
+    listen: Option<SocketAddr>,
+) -> Result<Started, Fatal> {
+    let settings = config::http_settings(lookup, listen)?;
     settings.stack.pin.withhold_from_output();
     audit::write_to(settings.conduct.audit.as_deref()).map_err(Fatal::AuditFile)?;
     let names = settings.names.clone();
     let tls_mode = settings.tls.name();
     let serving = serve(settings).await?;
-    let url = mcp_url(&names, serving.address);
+    Ok(Started {
+        url: mcp_url(&names, serving.address),
+        tls_mode,
+        serving,
+    })
+}
+
+pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fatal> {
+    let Started {
+        url,
+        tls_mode,
+        serving,
+    } = start(|name| std::env::var(name).ok(), listen).await?;
     tracing::info!(url = %url, fingerprint = %serving.fingerprint.to_hex(), "serving MCP over HTTPS");
     tracing::info!(mode = tls_mode, "{}", serving.who_can_check);
     if print_json {
@@ -482,7 +520,6 @@ async fn delete(service: &KeyService, request: Request) -> Response {
 /// The permits a request holds until its answer has been sent in full: everyone's and its key's.
 type Held = (Option<OwnedSemaphorePermit>, Option<OwnedSemaphorePermit>);
 
-/// MCP's answer to the request, within the time an answer may take.
 /// Whether the request's client expects the SSE priming event (see `priming`).
 fn primes(request: &Request, initialize_asks: Option<&str>) -> bool {
     let header = request
@@ -492,8 +529,8 @@ fn primes(request: &Request, initialize_asks: Option<&str>) -> bool {
     priming::expected(header, initialize_asks)
 }
 
-/// The MCP library's answer, streamed; without the SSE priming event for a client that does not
-/// expect it.
+/// MCP's answer to the request, within the time an answer may take; without the SSE priming
+/// event for a client that does not expect it.
 async fn answered(service: &KeyService, request: Request, held: Held, primes: bool) -> Response {
     let Ok(response) = tokio::time::timeout(REQUEST_TIMEOUT, service.service.handle(request)).await
     else {
@@ -508,14 +545,42 @@ async fn answered(service: &KeyService, request: Request, held: Held, primes: bo
         .headers
         .get(header::CONTENT_TYPE)
         .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
-    let body = Body::new(body).into_data_stream().map(move |chunk| {
-        let _held = &held;
-        chunk
-    });
+    let body = Holding {
+        body: Body::new(body),
+        _held: held,
+    };
     if streamed && !primes {
-        return Response::from_parts(parts, Body::from_stream(priming::without_priming(body)));
+        let events = priming::without_priming(Body::new(body).into_data_stream());
+        return Response::from_parts(parts, Body::from_stream(events));
     }
-    Response::from_parts(parts, Body::from_stream(body))
+    Response::from_parts(parts, Body::new(body))
+}
+
+/// An answer's body, holding the request's permits until it has been sent in full. It keeps the
+/// body's length, so an answer of known length is sent with it rather than in chunks.
+struct Holding {
+    body: Body,
+    _held: Held,
+}
+
+impl http_body::Body for Holding {
+    type Data = bytes::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        context: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<http_body::Frame<bytes::Bytes>, axum::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_frame(context)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.body.size_hint()
+    }
 }
 
 fn too_many(seconds: u64, description: &str) -> Response {
