@@ -3,7 +3,8 @@
 //! session, and stateless on 2026-07-28) and over stdio, beside `ping` and `tools/list`. It
 //! prints latency at one client (interleaved, so each kind sees the same machine), calls a second
 //! and errors at 16 and 64 clients, the server's CPU per call, its resident memory idle and with
-//! sessions open, and its time to ready. The upstream is the demo stack, on loopback.
+//! sessions open, its time to ready, and its allocations per call (counted on the threads of a
+//! server run in this process). The upstream is the demo stack, on loopback.
 //!
 //! `cargo bench --bench read_path` for the figures in docs/performance.md. CI runs
 //! `cargo test --bench read_path -- --short`: a few seconds a block, from the test build, which
@@ -17,10 +18,15 @@
     clippy::disallowed_methods
 )]
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
+
+use lemonfiber_mcp::serve::http;
 
 use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
@@ -35,6 +41,47 @@ use demo::BINARY;
 
 const SESSION_VERSION: &str = "2025-11-25";
 const STATELESS_VERSION: &str = "2026-07-28";
+
+/// Counts the allocations made on the threads of the server this benchmark runs in its own
+/// process, and on no other: the clients' are not the server's.
+struct CountingServerAllocations;
+
+static SERVER_ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
+
+thread_local! {
+    static SERVING: Cell<bool> = const { Cell::new(false) };
+}
+
+fn count_if_serving() {
+    if SERVING.try_with(Cell::get).unwrap_or(false) {
+        SERVER_ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+    }
+}
+
+// SAFETY: every call is handed to the system allocator as it came; counting allocates nothing.
+unsafe impl GlobalAlloc for CountingServerAllocations {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        count_if_serving();
+        unsafe { System.alloc(layout) }
+    }
+
+    unsafe fn alloc_zeroed(&self, layout: Layout) -> *mut u8 {
+        count_if_serving();
+        unsafe { System.alloc_zeroed(layout) }
+    }
+
+    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
+        count_if_serving();
+        unsafe { System.realloc(ptr, layout, new_size) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static ALLOCATOR: CountingServerAllocations = CountingServerAllocations;
 
 /// How much of each block a run measures.
 struct Run {
@@ -209,9 +256,11 @@ impl Target {
             .headers()
             .get("mcp-session-id")
             .and_then(|value| value.to_str().ok())
-            .ok_or("no session")?
-            .to_owned();
-        answer.bytes().await.map_err(|error| error.to_string())?;
+            .map(str::to_owned);
+        let status = answer.status();
+        let text = answer.text().await.map_err(|error| error.to_string())?;
+        let session = session
+            .ok_or_else(|| format!("no session: {status}: {}", &text[..text.len().min(300)]))?;
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         self.mcp_client
             .post(&self.mcp)
@@ -367,6 +416,105 @@ fn resident_kib(pid: u32) -> u64 {
         .expect("VmRSS")
 }
 
+/// The HTTP mode's settings for the run: the limits lifted, so the figures are the server's and
+/// not its allowances'.
+fn server_settings(address: &str, pin: &str, state: &Path) -> Vec<(&'static str, String)> {
+    std::fs::create_dir_all(state).expect("a state folder");
+    vec![
+        ("LEMONFIBER_ADDRESS", address.to_owned()),
+        ("LEMONFIBER_PIN", pin.to_owned()),
+        ("LEMONFIBER_STATE", state.display().to_string()),
+        (
+            "LEMONFIBER_AUDIT",
+            state.join("audit.log").display().to_string(),
+        ),
+        ("LEMONFIBER_LOG", "warn".to_owned()),
+        ("LEMONFIBER_RATE", "100000".to_owned()),
+        ("LEMONFIBER_AT_ONCE", "1000".to_owned()),
+        ("LEMONFIBER_SESSIONS", "100000".to_owned()),
+        ("LEMONFIBER_KEY_SESSIONS", "10000".to_owned()),
+        ("LEMONFIBER_PEER_RATE", "1000000".to_owned()),
+        ("LEMONFIBER_UNDER_WAY", "1000".to_owned()),
+    ]
+}
+
+/// The HTTP mode run in this process, on a runtime of its own whose threads' allocations are
+/// counted; the same code as the binary's, started as the binary starts it.
+struct InProcess {
+    url: String,
+    pin: String,
+    ends: tokio_util::sync::CancellationToken,
+    thread: Option<std::thread::JoinHandle<()>>,
+}
+
+impl InProcess {
+    fn start(settings: Vec<(&'static str, String)>) -> InProcess {
+        let (ready, started) = std::sync::mpsc::channel();
+        let thread = std::thread::spawn(move || {
+            SERVING.set(true);
+            let runtime = http::runtime()
+                .on_thread_start(|| SERVING.set(true))
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async move {
+                let lookup = |name: &str| {
+                    settings
+                        .iter()
+                        .find(|(setting, _)| *setting == name)
+                        .map(|(_, value)| value.clone())
+                };
+                let started = http::start(lookup, Some(([127, 0, 0, 1], 0).into()))
+                    .await
+                    .expect("the server starts in this process");
+                let serving = started.serving;
+                ready
+                    .send((
+                        started.url,
+                        serving.fingerprint.to_hex(),
+                        serving.ends.clone(),
+                    ))
+                    .expect("the benchmark waits");
+                let _ = serving.done.await;
+            });
+        });
+        let (url, pin, ends) = started.recv().expect("the server started");
+        InProcess {
+            url,
+            pin,
+            ends,
+            thread: Some(thread),
+        }
+    }
+}
+
+impl Drop for InProcess {
+    fn drop(&mut self) {
+        self.ends.cancel();
+        if let Some(thread) = self.thread.take() {
+            let _ = thread.join();
+        }
+    }
+}
+
+/// The server's allocations a call, counted over `calls` calls of each kind made one at a time
+/// after as many to warm up.
+async fn allocations(target: &Target, calls: u64) -> Result<Vec<(Kind, f64)>, String> {
+    let session = target.session().await?;
+    let mut counted = Vec::new();
+    for kind in [Kind::Ping, Kind::ReadInSession, Kind::ReadStateless] {
+        for id in 1..=calls {
+            target.once(kind, &session, id).await?;
+        }
+        let before = SERVER_ALLOCATIONS.load(Ordering::Relaxed);
+        for id in 1..=calls {
+            target.once(kind, &session, calls + id).await?;
+        }
+        let made = SERVER_ALLOCATIONS.load(Ordering::Relaxed) - before;
+        counted.push((kind, made as f64 / calls as f64));
+    }
+    Ok(counted)
+}
+
 async fn measure(run: &Run, short: bool) -> u64 {
     let state = std::env::temp_dir().join(format!("lemonfiber-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&state);
@@ -396,18 +544,11 @@ async fn measure(run: &Run, short: bool) -> u64 {
     let mut server = Command::new(BINARY)
         .args(["http", "--json", "--listen", "127.0.0.1:0"])
         .env_clear()
-        .env("LEMONFIBER_ADDRESS", &address)
-        .env("LEMONFIBER_PIN", &pin)
-        .env("LEMONFIBER_STATE", &state)
-        .env("LEMONFIBER_AUDIT", state.join("audit.log"))
-        .env("LEMONFIBER_LOG", "warn")
-        // The limits lifted, so the figures are the server's and not its allowances'.
-        .env("LEMONFIBER_RATE", "100000")
-        .env("LEMONFIBER_AT_ONCE", "1000")
-        .env("LEMONFIBER_SESSIONS", "100000")
-        .env("LEMONFIBER_KEY_SESSIONS", "10000")
-        .env("LEMONFIBER_PEER_RATE", "1000000")
-        .env("LEMONFIBER_UNDER_WAY", "1000")
+        .envs(server_settings(&address, &pin, &state.join("spawned")))
+        .env(
+            "TOKIO_WORKER_THREADS",
+            std::env::var("EXPERIMENT_WORKERS").unwrap_or("2".into()),
+        )
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
         .kill_on_drop(true)
@@ -435,12 +576,12 @@ async fn measure(run: &Run, short: bool) -> u64 {
     };
 
     println!(
-        "lemonfiber-mcp read path, {} mode, {} build",
+        "lemonfiber-mcp read path, {} mode, {}",
         if short { "short" } else { "full" },
         if cfg!(debug_assertions) {
-            "debug (its figures are not the release's)"
+            "debug build: not the figures of a release"
         } else {
-            "release"
+            "release build"
         }
     );
     println!(
@@ -586,7 +727,23 @@ async fn measure(run: &Run, short: bool) -> u64 {
         after as f64 / 1024.0,
         (after.saturating_sub(before)) as f64 / opened.max(1) as f64
     );
-    println!("allocations per read call: not measured yet");
+    let in_process = InProcess::start(server_settings(&address, &pin, &state.join("in-process")));
+    let counted = Target {
+        mcp: in_process.url.clone(),
+        mcp_client: pinned(&in_process.pin),
+        ..target.clone()
+    };
+    println!();
+    println!("server allocations a call (the server run in this process, one client)");
+    match allocations(&counted, run.rounds as u64).await {
+        Ok(counted) => {
+            for (kind, per_call) in counted {
+                println!("{:<38} {:>9.0}", kind.name(), per_call);
+            }
+        }
+        Err(error) => failed(Err(error)),
+    }
+    drop(in_process);
     println!();
     println!(
         "MCP/direct p50 (HTTPS): {:.1}× in a session, {:.1}× stateless",
