@@ -15,11 +15,15 @@ pub struct Data {
 
 impl Data {
     pub fn handed(mut value: Value, withheld: &Secrets) -> Data {
-        let mut json = to_json(&value);
-        if clean::may_hide_in_json(&json) || redact::may_hold(&json, withheld) {
+        // JSON that could not be written, or may need it, is walked: the look only ever spares
+        // a walk, never skips one that is needed.
+        let unchanged = serde_json::to_string(&value)
+            .ok()
+            .filter(|json| !clean::may_hide_in_json(json) && !redact::may_hold(json, withheld));
+        let json = unchanged.unwrap_or_else(|| {
             clean_and_withhold(&mut value, withheld);
-            json = to_json(&value);
-        }
+            to_json(&value)
+        });
         Data { value, json }
     }
 
@@ -88,7 +92,72 @@ fn mended(text: &str, withheld: &Secrets) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
+
+    const KEY: &str = "lfk_00112233445566778899aabbccddeeff";
+
+    /// Text made of pieces that need cleaning or withholding, whole or split, among harmless ones.
+    fn hostile_text() -> impl Strategy<Value = String> {
+        let pieces = prop::sample::select(vec![
+            "a",
+            "é",
+            "東",
+            " ",
+            "\\",
+            "\"",
+            "\n",
+            "\t",
+            "\r",
+            "\u{0}",
+            "\u{7F}",
+            "\u{85}",
+            "\u{200B}",
+            "\u{202E}",
+            "\u{2028}",
+            "\u{FEFF}",
+            "\u{E0041}",
+            "lfk_",
+            "LFK_",
+            "Lfk_",
+            "0011223344556677",
+            "8899AABBCCDDEEFF",
+            "8899aabbccddeeff",
+            "deadbeef",
+            KEY,
+        ]);
+        prop::collection::vec(pieces, 0..6).prop_map(|pieces| pieces.concat())
+    }
+
+    fn hostile_json() -> impl Strategy<Value = Value> {
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<i64>().prop_map(Value::from),
+            hostile_text().prop_map(Value::String),
+        ];
+        leaf.prop_recursive(3, 32, 6, |inner| {
+            prop_oneof![
+                prop::collection::vec(inner.clone(), 0..6).prop_map(Value::Array),
+                prop::collection::btree_map(hostile_text(), inner, 0..6)
+                    .prop_map(|fields| Value::Object(fields.into_iter().collect())),
+            ]
+        })
+    }
+
+    proptest! {
+        /// Issue 15: whatever the stack answers, what is handed over is what the walk makes of
+        /// it, whether the look at its JSON spared the walk or not.
+        #[test]
+        fn the_look_never_spares_a_walk_that_changes_anything(value in hostile_json()) {
+            let mut secrets = Secrets::default();
+            secrets.add(KEY);
+            let mut walked = value.clone();
+            clean_and_withhold(&mut walked, &secrets);
+            let data = Data::handed(value, &secrets);
+            prop_assert_eq!(data.value(), &walked);
+            prop_assert_eq!(data.json(), walked.to_string());
+        }
+    }
 
     #[test]
     fn a_secret_split_by_a_hidden_character_is_withheld_in_strings_and_keys() {
