@@ -34,10 +34,13 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 #[path = "../tests/support/demo.rs"]
 mod demo;
+#[path = "../tests/support/http_server.rs"]
+mod http_server;
 #[path = "../tests/support/https.rs"]
 mod https;
 
-use demo::BINARY;
+use demo::{BINARY, DemoStack};
+use http_server::HttpServer;
 
 const SESSION_VERSION: &str = "2025-11-25";
 const STATELESS_VERSION: &str = "2026-07-28";
@@ -124,19 +127,6 @@ impl Drop for Stopped {
     fn drop(&mut self) {
         demo::stop_gracefully(&mut self.0);
     }
-}
-
-async fn first_line(child: &mut Child) -> Value {
-    let stdout = child.stdout.take().expect("stdout");
-    let line = tokio::time::timeout(
-        Duration::from_secs(60),
-        BufReader::new(stdout).lines().next_line(),
-    )
-    .await
-    .expect("it starts in time")
-    .expect("stdout reads")
-    .expect("a line");
-    serde_json::from_str(&line).expect("a JSON line")
 }
 
 fn pinned(pin: &str) -> reqwest::Client {
@@ -519,51 +509,29 @@ async fn measure(run: &Run, short: bool) -> u64 {
     let state = std::env::temp_dir().join(format!("lemonfiber-bench-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&state);
     std::fs::create_dir_all(&state).expect("a state folder");
-    let mut demo = Command::new(BINARY)
-        .args(["demo", "--json", "--listen", "127.0.0.1:0"])
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .env("LEMONFIBER_LOG", "warn")
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the demo starts");
-    let stack = first_line(&mut demo).await;
-    let _demo = Stopped(demo);
-    let address = stack["address"].as_str().expect("address").to_owned();
-    let pin = stack["pin"].as_str().expect("pin").to_owned();
-    let key_file = stack["key_files"]["read"]
-        .as_str()
-        .expect("a read key")
-        .to_owned();
-    let key = std::fs::read_to_string(&key_file)
-        .expect("the key")
-        .trim()
-        .to_owned();
+    let demo = DemoStack::start_with_settings(&[("LEMONFIBER_LOG", "warn")]).await;
+    let (address, pin, key_file) = (
+        demo.address.clone(),
+        demo.pin.clone(),
+        demo.read_key_file.clone(),
+    );
+    let key = demo.key(&key_file);
 
+    let settings = server_settings(&address, &pin, &state.join("spawned"));
+    let settings: Vec<(&str, &str)> = settings
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
     let started = Instant::now();
-    let mut server = Command::new(BINARY)
-        .args(["http", "--json", "--listen", "127.0.0.1:0"])
-        .env_clear()
-        .envs(server_settings(&address, &pin, &state.join("spawned")))
-        .env(
-            "TOKIO_WORKER_THREADS",
-            std::env::var("EXPERIMENT_WORKERS").unwrap_or("2".into()),
-        )
-        .stdout(Stdio::piped())
-        .stderr(Stdio::inherit())
-        .kill_on_drop(true)
-        .spawn()
-        .expect("the server starts");
-    let served = first_line(&mut server).await;
+    let server = HttpServer::start(&address, &pin, &settings).await;
     let ready = started.elapsed();
-    let pid = server.id().expect("running");
-    let _server = Stopped(server);
+    let pid = server.pid();
     let target = Target {
         stack: address.clone(),
-        mcp: served["mcp_url"].as_str().expect("mcp_url").to_owned(),
+        mcp: server.url.clone(),
         key: key.clone(),
         stack_client: pinned(&pin),
-        mcp_client: pinned(served["mcp_pin"].as_str().expect("mcp_pin")),
+        mcp_client: pinned(&server.pin),
     };
     let idle_kib = resident_kib(pid);
     let errors = AtomicU64::new(0);
