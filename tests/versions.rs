@@ -286,3 +286,115 @@ async fn on_2026_07_28_every_result_names_the_server_and_before_it_none_does() {
     let tools = legacy.client.list_tools(None).await.expect("tools/list");
     assert_eq!(named(tools.meta.as_ref()), None);
 }
+
+/// A stateless (2026-07-28) `tools/call` as a client without a session sends it.
+fn stateless(
+    server: &http_server::HttpServer,
+    key: &str,
+    id: u64,
+    tool: &str,
+    arguments: Value,
+    meta: Value,
+) -> reqwest::RequestBuilder {
+    let mut meta = meta;
+    meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
+    meta["io.modelcontextprotocol/clientInfo"] = json!({"name": "versions", "version": "0"});
+    meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": tool, "arguments": arguments, "_meta": meta}});
+    server
+        .post(Some(key), &body)
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", tool)
+}
+
+/// Issue 15: a stateless answer that is the request's only message goes out as one JSON body of
+/// known length (one write, no event framing), still framed as data inside.
+#[tokio::test]
+async fn a_stateless_answer_is_one_json_body_of_known_length() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let key = demo.key(&demo.read_key_file);
+    let answer = stateless(&server, &key, 7, "read_status", json!({}), json!({}))
+        .send()
+        .await
+        .expect("read_status");
+    assert_eq!(answer.status(), reqwest::StatusCode::OK);
+    assert_eq!(answer.headers()["content-type"], "application/json");
+    let length: usize = answer.headers()["content-length"]
+        .to_str()
+        .expect("text")
+        .parse()
+        .expect("a length");
+    let body = answer.text().await.expect("a body");
+    assert_eq!(body.len(), length);
+    let message: Value = serde_json::from_str(&body).expect("one JSON-RPC message");
+    assert_eq!(message["id"], 7);
+    assert_eq!(message["result"]["isError"], false, "{body}");
+    let text = message["result"]["content"][0]["text"]
+        .as_str()
+        .expect("a text block");
+    assert_eq!(mcp::unframe(text).data["kind"], "status");
+}
+
+/// Issue 15: a stateless act whose job the server follows, for a caller that asked for
+/// progress, still streams: the progress goes out before the result, none of it lost to the
+/// single JSON body.
+#[tokio::test]
+async fn a_stateless_act_that_reports_progress_still_streams_it_before_its_result() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[("LEMONFIBER_JOB_WAIT", "2")]).await;
+    let key = demo.key(&demo.act_key_file);
+    demo.control("jobs/hold").await;
+    let rehearsed: Value = stateless(&server, &key, 1, "rehearse_update", json!({}), json!({}))
+        .send()
+        .await
+        .expect("rehearse_update")
+        .json()
+        .await
+        .expect("one JSON body");
+    let rehearsal = rehearsed["result"]["content"][0]["text"]
+        .as_str()
+        .expect("a text block");
+    let offer = mcp::unframe(rehearsal).data["data"]["offer"]
+        .as_str()
+        .expect("an offer")
+        .to_owned();
+
+    let acted = stateless(
+        &server,
+        &key,
+        2,
+        "update",
+        json!({"offer": offer}),
+        json!({"progressToken": "update-1"}),
+    )
+    .send()
+    .await
+    .expect("update");
+    assert_eq!(acted.headers()["content-type"], "text/event-stream");
+    let messages: Vec<Value> = events(&acted.text().await.expect("a body"))
+        .iter()
+        .filter(|event| carries_a_message(event))
+        .flat_map(|event| {
+            event
+                .lines()
+                .filter_map(|line| line.strip_prefix("data:"))
+                .map(|data| serde_json::from_str::<Value>(data.trim()).expect("JSON"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let (result, before) = messages.split_last().expect("messages");
+    assert_eq!(result["id"], 2, "{messages:?}");
+    assert_eq!(result["result"]["isError"], false, "{result}");
+    assert!(
+        !before.is_empty()
+            && before.iter().all(|message| {
+                message["method"] == "notifications/progress"
+                    && message["params"]["progressToken"] == "update-1"
+            }),
+        "{messages:?}"
+    );
+    demo.control("jobs/release").await;
+}

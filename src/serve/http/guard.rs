@@ -197,6 +197,10 @@ impl Checks {
             .with_allowed_origins(self.origins.iter().map(|origin| with_its_port(origin)))
             .enforce_origin_validation()
             .with_max_request_body_bytes(usize::try_from(BODY_LIMIT).unwrap_or(usize::MAX))
+            // A stateless request (2026-07-28) whose answer is its only message gets it as one
+            // JSON body, of known length, in one write; an answer the handler precedes with a
+            // notification still streams, so nothing is lost (issue 15).
+            .with_json_response(true)
     }
 
     /// The `Host` a request names, as it names it (in lower case, with its port), once it is
