@@ -294,9 +294,8 @@ fn stateless(
     id: u64,
     tool: &str,
     arguments: Value,
-    meta: Value,
+    mut meta: Value,
 ) -> reqwest::RequestBuilder {
-    let mut meta = meta;
     meta["io.modelcontextprotocol/protocolVersion"] = json!("2026-07-28");
     meta["io.modelcontextprotocol/clientInfo"] = json!({"name": "versions", "version": "0"});
     meta["io.modelcontextprotocol/clientCapabilities"] = json!({});
@@ -374,17 +373,7 @@ async fn a_stateless_act_that_reports_progress_still_streams_it_before_its_resul
     .await
     .expect("update");
     assert_eq!(acted.headers()["content-type"], "text/event-stream");
-    let messages: Vec<Value> = events(&acted.text().await.expect("a body"))
-        .iter()
-        .filter(|event| carries_a_message(event))
-        .flat_map(|event| {
-            event
-                .lines()
-                .filter_map(|line| line.strip_prefix("data:"))
-                .map(|data| serde_json::from_str::<Value>(data.trim()).expect("JSON"))
-                .collect::<Vec<_>>()
-        })
-        .collect();
+    let messages = messages(&acted.text().await.expect("a body"));
     let (result, before) = messages.split_last().expect("messages");
     assert_eq!(result["id"], 2, "{messages:?}");
     assert_eq!(result["result"]["isError"], false, "{result}");
