@@ -28,11 +28,7 @@ pub fn may_hide_in_json(json: &str) -> bool {
             after_backslash = false;
         } else if c == '\\' {
             after_backslash = true;
-        } else if if c.is_ascii() {
-            c.is_ascii_control()
-        } else {
-            is_hidden(c)
-        } {
+        } else if c.is_ascii_control() || (!c.is_ascii() && is_hidden(c)) {
             return true;
         }
     }
