@@ -436,6 +436,12 @@ async fn bodies_that_are_not_one_message_get_json_rpc_errors() {
             -32600,
         ),
         (
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+            StatusCode::BAD_REQUEST,
+            -32600,
+        ),
+        (r#"{"jsonrpc":"2.0"}"#, StatusCode::BAD_REQUEST, -32600),
+        (
             r#"{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"read_status","arguments":"everything"}}"#,
             StatusCode::OK,
             -32602,

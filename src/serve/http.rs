@@ -443,8 +443,8 @@ async fn read_body(body: Body) -> Result<bytes::Bytes, Response> {
     }
 }
 
-/// A POST: one JSON-RPC message, within the cap, that opens a session only with the permits it
-/// would hold.
+/// A POST: one JSON-RPC message, within the cap. A message MCP cannot read is answered as
+/// JSON-RPC says, as one the server's own look refused would be.
 async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> Response {
     let (parts, body) = request.into_parts();
     let bytes = match read_body(body).await {
@@ -455,7 +455,24 @@ async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> 
         Ok(message) => message,
         Err(refused) => return refused.into_response(),
     };
-    let request = Request::from_parts(parts, Body::from(bytes));
+    let request = Request::from_parts(parts, Body::from(bytes.clone()));
+    let response = answered_post(app, service, request, held, &message).await;
+    if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
+        && let Err(refused) = jsonrpc::as_mcp_reads_it(&bytes)
+    {
+        return refused.into_response();
+    }
+    response
+}
+
+/// MCP's answer to a message, which opens a session only with the permits it would hold.
+async fn answered_post(
+    app: &App,
+    service: &KeyService,
+    request: Request,
+    held: Held,
+    message: &jsonrpc::Message,
+) -> Response {
     let primes = primes(&request, message.initialize_asks.as_deref());
     // As the MCP library reads it: a session header that is not text names no session.
     let names_a_session = request

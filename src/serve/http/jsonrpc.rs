@@ -1,11 +1,15 @@
-//! What a POST body must be before MCP sees it: one JSON-RPC message. Anything else is answered
+//! What a POST body must be: one JSON-RPC message. The server looks at what it needs of it
+//! before MCP reads it; a body that is not one message, found by that look or by MCP, is answered
 //! as JSON-RPC says, with HTTP 400: not JSON is a parse error (-32700), a batch or a message that
 //! is not JSON-RPC is an invalid request (-32600).
 
 use axum::http::{StatusCode, header};
 use axum::response::{IntoResponse, Response};
-use rmcp::model::{ClientJsonRpcMessage, ClientRequest};
+use rmcp::model::ClientJsonRpcMessage;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 use serde_json::{Value, json};
+use std::borrow::Cow;
 
 pub const PARSE_ERROR: i64 = -32700;
 pub const INVALID_REQUEST: i64 = -32600;
@@ -45,7 +49,9 @@ impl IntoResponse for NotOneMessage {
     }
 }
 
-/// The message a body is, or why it is none.
+/// The message a body is, or why it is none: as much of it as the server needs, read without
+/// copying it (issue 15). Whether MCP can take the rest is MCP's to say; a body it cannot take is
+/// answered through [`as_mcp_reads_it`].
 pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
     // A batch is refused before anything of it is parsed.
     if body.trim_ascii_start().first() == Some(&b'[') {
@@ -56,23 +62,51 @@ pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
             "Invalid Request: batches are not served; send one message per request.",
         );
     }
-    // Read once as the message it should be; only a body that is not one is read again, to
-    // answer as JSON-RPC says.
-    match serde_json::from_slice::<ClientJsonRpcMessage>(body) {
-        Ok(ClientJsonRpcMessage::Request(request)) => {
-            let initialize_asks = match &request.request {
-                ClientRequest::InitializeRequest(initialize) => {
-                    Some(initialize.params.protocol_version.to_string())
-                }
-                _ => None,
-            };
+    match serde_json::from_slice::<Envelope<'_>>(body) {
+        Ok(envelope) if envelope.jsonrpc == "2.0" => {
+            let initialize_asks =
+                if envelope.method.as_deref() == Some("initialize") && envelope.id.is_some() {
+                    serde_json::from_slice::<Initialize>(body)
+                        .ok()
+                        .map(|initialize| initialize.params.protocol_version)
+                } else {
+                    None
+                };
             Ok(Message { initialize_asks })
         }
-        Ok(_) => Ok(Message {
-            initialize_asks: None,
-        }),
-        Err(_) => not_one_message(body),
+        _ => not_one_message(body),
     }
+}
+
+/// Whether the MCP library can read `body` as a client's message: asked only of a body it
+/// refused, to answer that as JSON-RPC says rather than with the library's own words.
+pub fn as_mcp_reads_it(body: &[u8]) -> Result<(), NotOneMessage> {
+    match serde_json::from_slice::<ClientJsonRpcMessage>(body) {
+        Ok(_) => Ok(()),
+        Err(_) => not_one_message(body).map(drop),
+    }
+}
+
+/// The fields of a message the server looks at; every other one is skipped unread.
+#[derive(Deserialize)]
+struct Envelope<'a> {
+    #[serde(borrow)]
+    jsonrpc: Cow<'a, str>,
+    #[serde(borrow, default)]
+    method: Option<Cow<'a, str>>,
+    #[serde(default)]
+    id: Option<IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct Initialize {
+    params: InitializeParams,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct InitializeParams {
+    protocol_version: String,
 }
 
 fn not_one_message(body: &[u8]) -> Result<Message, NotOneMessage> {
@@ -155,6 +189,14 @@ mod tests {
                 })
             );
         }
+        let without_id =
+            r#"{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
+        assert_eq!(
+            check(without_id.as_bytes()).ok(),
+            Some(Message {
+                initialize_asks: None
+            })
+        );
         let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
         assert_eq!(
             check(initialize.as_bytes()).ok(),
@@ -162,5 +204,28 @@ mod tests {
                 initialize_asks: Some("2025-06-18".to_owned())
             })
         );
+    }
+
+    /// Issue 15: the look reads only what the server needs, so a body it passes may still be
+    /// one MCP cannot read; that one is answered as JSON-RPC says too.
+    #[tokio::test]
+    async fn a_body_the_look_passes_but_mcp_cannot_read_is_an_invalid_request() {
+        for body in [
+            r#"{"jsonrpc":"2.0"}"#,
+            r#"{"jsonrpc":"2.0","id":{},"method":"ping"}"#,
+        ] {
+            assert!(check(body.as_bytes()).is_ok(), "{body}");
+            let refused = as_mcp_reads_it(body.as_bytes())
+                .expect_err(body)
+                .into_response();
+            assert_eq!(refused.status(), StatusCode::BAD_REQUEST);
+            let bytes = axum::body::to_bytes(refused.into_body(), 4096)
+                .await
+                .expect("body");
+            let answer: Value = serde_json::from_slice(&bytes).expect("json");
+            assert_eq!(answer["error"]["code"], INVALID_REQUEST, "{body}");
+        }
+        let readable = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#;
+        assert!(as_mcp_reads_it(readable.as_bytes()).is_ok());
     }
 }
