@@ -28,7 +28,9 @@ use std::time::{Duration, Instant};
 
 use lemonfiber_mcp::serve::http;
 
-use serde_json::{Value, json};
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use serde_json::json;
 use tokio::io::{AsyncBufReadExt, AsyncWriteExt, BufReader};
 use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
@@ -170,60 +172,72 @@ impl Kind {
     }
 }
 
-fn call(id: u64, tool: &str) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {"name": tool, "arguments": {}}})
+/// Whether `line` is the answer to a request and a result that is no error; `None` when it is
+/// no answer (a notification, or not JSON-RPC). Read as a load generator reads: skipping what it
+/// need not know, so the clients' own parsing takes as little as it can of the cores the server
+/// is measured on.
+fn succeeded(line: &str) -> Option<bool> {
+    #[derive(Deserialize)]
+    struct Message {
+        result: Option<Outcome>,
+        error: Option<IgnoredAny>,
+    }
+    #[derive(Deserialize)]
+    struct Outcome {
+        #[serde(rename = "isError", default)]
+        is_error: bool,
+    }
+    match serde_json::from_str(line).ok()? {
+        Message {
+            result: Some(outcome),
+            ..
+        } => Some(!outcome.is_error),
+        Message { error: Some(_), .. } => Some(false),
+        _ => None,
+    }
 }
 
-fn stateless_call(id: u64) -> Value {
-    json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": {
-        "name": "read_status", "arguments": {},
-        "_meta": {
-            "io.modelcontextprotocol/protocolVersion": STATELESS_VERSION,
-            "io.modelcontextprotocol/clientInfo": {"name": "bench", "version": "0"},
-            "io.modelcontextprotocol/clientCapabilities": {},
-        }
-    }})
+// Bodies are written as text, as a load generator sends them, not built as JSON each call.
+fn call(id: u64, tool: &str) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"{tool}","arguments":{{}}}}}}"#
+    )
+}
+
+fn stateless_call(id: u64) -> String {
+    format!(
+        r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/call","params":{{"name":"read_status","arguments":{{}},"_meta":{{"io.modelcontextprotocol/protocolVersion":"{STATELESS_VERSION}","io.modelcontextprotocol/clientInfo":{{"name":"bench","version":"0"}},"io.modelcontextprotocol/clientCapabilities":{{}}}}}}}}"#
+    )
 }
 
 impl Target {
-    async fn post(
-        &self,
-        session: Option<&str>,
-        version: &str,
-        body: &Value,
-    ) -> Result<String, String> {
-        let mut request = self
+    /// Posts `body` in `session`, or stateless (a `read_status` call) without one.
+    async fn post(&self, session: Option<&str>, body: String) -> Result<String, String> {
+        let request = self
             .mcp_client
             .post(&self.mcp)
             .bearer_auth(&self.key)
             .header("accept", "application/json, text/event-stream")
-            .header("mcp-protocol-version", version)
-            .json(body);
-        if let Some(session) = session {
-            request = request.header("mcp-session-id", session);
-        }
-        if version == STATELESS_VERSION {
-            request = request.header("mcp-method", body["method"].as_str().unwrap_or_default());
-            if let Some(name) = body["params"]["name"].as_str() {
-                request = request.header("mcp-name", name);
-            }
-        }
+            .header("content-type", "application/json")
+            .body(body);
+        let request = match session {
+            Some(session) => request
+                .header("mcp-protocol-version", SESSION_VERSION)
+                .header("mcp-session-id", session),
+            None => request
+                .header("mcp-protocol-version", STATELESS_VERSION)
+                .header("mcp-method", "tools/call")
+                .header("mcp-name", "read_status"),
+        };
         let answer = request.send().await.map_err(|error| error.to_string())?;
         let status = answer.status();
         let text = answer.text().await.map_err(|error| error.to_string())?;
         // The answer is the last JSON-RPC message, whether sent as JSON or as an event.
-        let message = text
+        let succeeded = text
             .lines()
             .rev()
-            .find_map(|line| {
-                let line = line.strip_prefix("data:").unwrap_or(line).trim();
-                serde_json::from_str::<Value>(line).ok()
-            })
-            .unwrap_or_default();
-        if !status.is_success()
-            || message.get("result").is_none()
-            || message["result"]["isError"] == true
-        {
+            .find_map(|line| succeeded(line.strip_prefix("data:").unwrap_or(line).trim()));
+        if !status.is_success() || succeeded != Some(true) {
             return Err(format!("{status}: {}", &text[..text.len().min(300)]));
         }
         Ok(text)
@@ -286,27 +300,22 @@ impl Target {
             Kind::Ping => self
                 .post(
                     Some(session),
-                    SESSION_VERSION,
-                    &json!({"jsonrpc": "2.0", "id": id, "method": "ping"}),
+                    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"ping"}}"#),
                 )
                 .await
                 .map(drop),
             Kind::List => self
                 .post(
                     Some(session),
-                    SESSION_VERSION,
-                    &json!({"jsonrpc": "2.0", "id": id, "method": "tools/list"}),
+                    format!(r#"{{"jsonrpc":"2.0","id":{id},"method":"tools/list"}}"#),
                 )
                 .await
                 .map(drop),
             Kind::ReadInSession => self
-                .post(Some(session), SESSION_VERSION, &call(id, "read_status"))
+                .post(Some(session), call(id, "read_status"))
                 .await
                 .map(drop),
-            Kind::ReadStateless => self
-                .post(None, STATELESS_VERSION, &stateless_call(id))
-                .await
-                .map(drop),
+            Kind::ReadStateless => self.post(None, stateless_call(id)).await.map(drop),
         }
     }
 }
@@ -342,8 +351,11 @@ impl OverStdio {
             output,
         };
         stdio
-            .ask(&json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-                "protocolVersion": SESSION_VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}}))
+            .ask(
+                json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+                "protocolVersion": SESSION_VERSION, "capabilities": {}, "clientInfo": {"name": "bench", "version": "0"}}})
+                .to_string(),
+            )
             .await
             .expect("initialized");
         stdio
@@ -354,8 +366,7 @@ impl OverStdio {
         stdio
     }
 
-    async fn ask(&mut self, message: &Value) -> Result<(), String> {
-        let mut line = message.to_string();
+    async fn ask(&mut self, mut line: String) -> Result<(), String> {
         line.push('\n');
         self.input
             .write_all(line.as_bytes())
@@ -368,14 +379,11 @@ impl OverStdio {
                 .await
                 .map_err(|error| error.to_string())?
                 .ok_or("closed")?;
-            let message: Value =
-                serde_json::from_str(&answer).map_err(|error| error.to_string())?;
             // Notifications the server sends meanwhile are not the answer.
-            if message.get("id").is_some() {
-                if message.get("result").is_none() || message["result"]["isError"] == true {
-                    return Err(answer[..answer.len().min(300)].to_owned());
-                }
-                return Ok(());
+            match succeeded(&answer) {
+                Some(true) => return Ok(()),
+                Some(false) => return Err(answer[..answer.len().min(300)].to_owned()),
+                None => {}
             }
         }
     }
@@ -583,7 +591,7 @@ async fn measure(run: &Run, short: bool) -> u64 {
             }
         }
         let began = Instant::now();
-        failed(stdio.ask(&call(round as u64 + 1, "read_status")).await);
+        failed(stdio.ask(call(round as u64 + 1, "read_status")).await);
         if warm {
             latencies[kinds.len()].push(began.elapsed());
         }
