@@ -1,10 +1,10 @@
 //! The read path, measured side by side in one run (issue 15): a direct HTTPS read of the stack's
 //! status, and the same read through lemonfiber-mcp as `tools/call read_status` over HTTPS (in a
 //! session, and stateless on 2026-07-28) and over stdio, beside `ping` and `tools/list`. It
-//! prints latency at one client (interleaved, so each kind sees the same machine), calls a second
-//! and errors at 16 and 64 clients, the server's CPU per call, its resident memory idle and with
-//! sessions open, its time to ready, and its allocations per call (counted on the threads of a
-//! server run in this process). The upstream is the demo stack, on loopback.
+//! prints latency at one client and calls a second and errors at 16 and 64 clients (both
+//! interleaved, so each kind sees the same machine), the server's CPU per call, its resident
+//! memory idle and with sessions open, its time to ready, and its allocations per call (counted
+//! on the threads of a server run in this process). The upstream is the demo stack, on loopback.
 //!
 //! `cargo bench --bench read_path` for the figures in docs/performance.md. CI runs
 //! `cargo test --bench read_path -- --short`: a few seconds a block, from the test build, which
@@ -90,8 +90,12 @@ static ALLOCATOR: CountingServerAllocations = CountingServerAllocations;
 
 /// How much of each block a run measures.
 struct Run {
+    /// Calls of each kind at one client.
     rounds: usize,
-    seconds: u64,
+    /// Turns each kind takes at many clients, and how long each turn lasts.
+    load_rounds: usize,
+    load_block: Duration,
+    /// Sessions kept open for the memory they hold.
     sessions: usize,
 }
 
@@ -100,13 +104,15 @@ fn main() {
     let run = if short {
         Run {
             rounds: 200,
-            seconds: 2,
+            load_rounds: 1,
+            load_block: Duration::from_secs(2),
             sessions: 100,
         }
     } else {
         Run {
             rounds: 2000,
-            seconds: 10,
+            load_rounds: 5,
+            load_block: Duration::from_secs(2),
             sessions: 1000,
         }
     };
@@ -389,6 +395,66 @@ impl OverStdio {
     }
 }
 
+/// What clients at once made of one kind of request: in one block, or summed over several.
+#[derive(Clone, Copy, Default)]
+struct Block {
+    calls: u64,
+    wrong: u64,
+    seconds: f64,
+    cpu_seconds: f64,
+}
+
+impl Block {
+    fn add(&mut self, other: Block) {
+        self.calls += other.calls;
+        self.wrong += other.wrong;
+        self.seconds += other.seconds;
+        self.cpu_seconds += other.cpu_seconds;
+    }
+}
+
+/// One client for each of `sessions` asking `kind` over and over for `block`; the server's CPU
+/// (process `pid`) is what it spent meanwhile.
+async fn load(
+    target: &Target,
+    kind: Kind,
+    sessions: &[String],
+    block: Duration,
+    pid: u32,
+) -> Block {
+    let done = Arc::new(AtomicU64::new(0));
+    let wrong = Arc::new(AtomicU64::new(0));
+    let stop = Arc::new(AtomicBool::new(false));
+    let cpu_before = cpu_seconds(pid);
+    let began = Instant::now();
+    let mut workers = Vec::new();
+    for session in sessions {
+        let (target, session) = (target.clone(), session.clone());
+        let (done, wrong, stop) = (done.clone(), wrong.clone(), stop.clone());
+        workers.push(tokio::spawn(async move {
+            let mut id = 1;
+            while !stop.load(Ordering::Relaxed) {
+                match target.once(kind, &session, id).await {
+                    Ok(()) => done.fetch_add(1, Ordering::Relaxed),
+                    Err(_) => wrong.fetch_add(1, Ordering::Relaxed),
+                };
+                id += 1;
+            }
+        }));
+    }
+    tokio::time::sleep(block).await;
+    stop.store(true, Ordering::Relaxed);
+    for worker in workers {
+        let _ = worker.await;
+    }
+    Block {
+        calls: done.load(Ordering::Relaxed),
+        wrong: wrong.load(Ordering::Relaxed),
+        seconds: began.elapsed().as_secs_f64(),
+        cpu_seconds: cpu_seconds(pid) - cpu_before,
+    }
+}
+
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
     let at = ((sorted.len() as f64 - 1.0) * p).round() as usize;
     sorted[at].as_secs_f64() * 1000.0
@@ -617,60 +683,40 @@ async fn measure(run: &Run, short: bool) -> u64 {
         );
     }
 
-    // Many clients at once, each kind alone.
+    // Many clients at once, each kind alone, in short blocks taken in turn, so that every kind
+    // sees the machine as it was through the whole run and not as it was during its own block.
     println!();
     println!(
         "{:<38} {:>8} {:>10} {:>8} {:>14}",
-        "clients at once", "clients", "calls/s", "errors", "server CPU/call"
+        "clients at once, interleaved", "clients", "calls/s", "errors", "server CPU/call"
     );
+    let kinds = [Kind::Direct, Kind::ReadInSession, Kind::ReadStateless];
     let mut direct_rate = 0.0;
     let mut read_rates = Vec::new();
     for clients in [16usize, 64] {
-        for kind in [Kind::Direct, Kind::ReadInSession, Kind::ReadStateless] {
-            let done = Arc::new(AtomicU64::new(0));
-            let wrong = Arc::new(AtomicU64::new(0));
-            let stop = Arc::new(AtomicBool::new(false));
-            let cpu_before = cpu_seconds(pid);
-            let began = Instant::now();
-            let mut workers = Vec::new();
-            for _ in 0..clients {
-                let target = target.clone();
-                let (done, wrong, stop) = (done.clone(), wrong.clone(), stop.clone());
-                workers.push(tokio::spawn(async move {
-                    let session = if kind == Kind::ReadInSession {
-                        target.session().await.unwrap_or_default()
-                    } else {
-                        String::new()
-                    };
-                    let mut id = 1;
-                    while !stop.load(Ordering::Relaxed) {
-                        match target.once(kind, &session, id).await {
-                            Ok(()) => done.fetch_add(1, Ordering::Relaxed),
-                            Err(_) => wrong.fetch_add(1, Ordering::Relaxed),
-                        };
-                        id += 1;
-                    }
-                }));
+        let mut sessions = Vec::new();
+        for _ in 0..clients {
+            sessions.push(target.session().await.unwrap_or_default());
+        }
+        let mut blocks = [Block::default(); 3];
+        for _ in 0..run.load_rounds {
+            for (kind, block) in kinds.iter().zip(&mut blocks) {
+                block.add(load(&target, *kind, &sessions, run.load_block, pid).await);
             }
-            tokio::time::sleep(Duration::from_secs(run.seconds)).await;
-            stop.store(true, Ordering::Relaxed);
-            for worker in workers {
-                let _ = worker.await;
-            }
-            let elapsed = began.elapsed().as_secs_f64();
-            let calls = done.load(Ordering::Relaxed);
-            let rate = calls as f64 / elapsed;
-            let cpu = if kind == Kind::Direct {
+        }
+        for (kind, block) in kinds.iter().zip(&blocks) {
+            let rate = block.calls as f64 / block.seconds;
+            let cpu = if *kind == Kind::Direct {
                 "-".to_owned()
             } else {
                 format!(
                     "{:.0} µs",
-                    (cpu_seconds(pid) - cpu_before) / calls.max(1) as f64 * 1e6
+                    block.cpu_seconds / block.calls.max(1) as f64 * 1e6
                 )
             };
-            errors.fetch_add(wrong.load(Ordering::Relaxed), Ordering::Relaxed);
+            errors.fetch_add(block.wrong, Ordering::Relaxed);
             if clients == 16 {
-                if kind == Kind::Direct {
+                if *kind == Kind::Direct {
                     direct_rate = rate;
                 } else {
                     read_rates.push(rate);
@@ -681,7 +727,7 @@ async fn measure(run: &Run, short: bool) -> u64 {
                 kind.name(),
                 clients,
                 rate,
-                wrong.load(Ordering::Relaxed),
+                block.wrong,
                 cpu
             );
         }
