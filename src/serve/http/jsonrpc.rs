@@ -55,12 +55,12 @@ impl IntoResponse for NotOneMessage {
 pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
     // A batch is refused before anything of it is parsed.
     if body.trim_ascii_start().first() == Some(&b'[') {
-        return refused(
+        return Err(refused(
             StatusCode::BAD_REQUEST,
             Value::Null,
             INVALID_REQUEST,
             "Invalid Request: batches are not served; send one message per request.",
-        );
+        ));
     }
     match serde_json::from_slice::<Envelope<'_>>(body) {
         Ok(envelope) if envelope.jsonrpc == "2.0" => {
@@ -74,17 +74,16 @@ pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
                 };
             Ok(Message { initialize_asks })
         }
-        _ => not_one_message(body),
+        _ => Err(not_one_message(body)),
     }
 }
 
 /// Whether the MCP library can read `body` as a client's message: asked only of a body it
 /// refused, to answer that as JSON-RPC says rather than with the library's own words.
 pub fn as_mcp_reads_it(body: &[u8]) -> Result<(), NotOneMessage> {
-    match serde_json::from_slice::<ClientJsonRpcMessage>(body) {
-        Ok(_) => Ok(()),
-        Err(_) => not_one_message(body).map(drop),
-    }
+    serde_json::from_slice::<ClientJsonRpcMessage>(body)
+        .map(drop)
+        .map_err(|_| not_one_message(body))
 }
 
 /// The fields of a message the server looks at; every other one is skipped unread.
@@ -109,7 +108,8 @@ struct InitializeParams {
     protocol_version: String,
 }
 
-fn not_one_message(body: &[u8]) -> Result<Message, NotOneMessage> {
+/// Why `body` is not one message: not JSON, or JSON that is not JSON-RPC.
+fn not_one_message(body: &[u8]) -> NotOneMessage {
     let Ok(value) = serde_json::from_slice::<Value>(body) else {
         return refused(
             StatusCode::BAD_REQUEST,
@@ -131,18 +131,13 @@ fn not_one_message(body: &[u8]) -> Result<Message, NotOneMessage> {
     )
 }
 
-fn refused(
-    status: StatusCode,
-    id: Value,
-    code: i64,
-    message: &'static str,
-) -> Result<Message, NotOneMessage> {
-    Err(NotOneMessage {
+fn refused(status: StatusCode, id: Value, code: i64, message: &'static str) -> NotOneMessage {
+    NotOneMessage {
         status,
         id,
         code,
         message,
-    })
+    }
 }
 
 #[cfg(test)]
