@@ -40,6 +40,8 @@ pub const ANSWER_LIMIT: &str = "LEMONFIBER_ANSWER_LIMIT";
 pub const RESULT_LIMIT: &str = "LEMONFIBER_RESULT_LIMIT";
 pub const OFFER_LIFE: &str = "LEMONFIBER_OFFER_LIFE";
 pub const AUDIT: &str = "LEMONFIBER_AUDIT";
+pub const CONSENT: &str = "LEMONFIBER_CONSENT";
+pub const WATCH_EVERY: &str = "LEMONFIBER_WATCH_EVERY";
 
 pub const DEFAULT_JOB_WAIT: Duration = Duration::from_secs(10);
 const LONGEST_JOB_WAIT_SECONDS: u64 = 300;
@@ -96,6 +98,8 @@ pub enum ConfigError {
     BadListen,
     #[error("{0} must be true or false")]
     BadSwitch(&'static str),
+    #[error("{CONSENT} must be ask, offer or both")]
+    BadConsent,
     #[error("{NAMES} must list the names this server is reached by, separated by commas")]
     BadNames,
     #[error("{TLS_MODE} must be pinned, files, private-ca or acme")]
@@ -174,6 +178,23 @@ pub struct Conduct {
     pub offer_life: Duration,
     /// Where the audit lines go: a file, or stderr.
     pub audit: Option<PathBuf>,
+    /// What stands for the person's yes when they cannot be asked.
+    pub consent: ConsentMode,
+    /// How often a watched resource is read again to see whether it changed.
+    pub watch_every: Duration,
+}
+
+/// What stands for the person's yes to an action when the client cannot ask them, or they do not
+/// answer (`LEMONFIBER_CONSENT`). An answer of no, or a cancelled question, refuses in every mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConsentMode {
+    /// The person's own answer, always: no answer, no action.
+    Ask,
+    /// The person is asked where the client can ask; otherwise the offer alone stands.
+    Offer,
+    /// The offer and the person's answer wherever the client can ask, so a question left
+    /// unanswered refuses; the offer alone only where the client cannot ask at all.
+    Both,
 }
 
 impl Conduct {
@@ -181,6 +202,8 @@ impl Conduct {
     pub const DEFAULT_RESULT_LIMIT: u64 = 48 * KIB;
     /// Seconds an offer can be acted on.
     pub const DEFAULT_OFFER_LIFE: u64 = 600;
+    /// Seconds between two reads of a watched resource.
+    pub const DEFAULT_WATCH_EVERY: u64 = 15;
 
     /// The defaults, as the demo serves them.
     pub fn default_conduct() -> Conduct {
@@ -210,12 +233,25 @@ impl Conduct {
             result_limit,
             offer_life: Duration::from_secs(offer_life),
             audit,
+            consent: ConsentMode::Offer,
+            watch_every: Duration::from_secs(Conduct::DEFAULT_WATCH_EVERY),
         }
     }
 }
 
-fn conduct(set: &impl Fn(&str) -> Option<String>) -> Result<Conduct, ConfigError> {
-    Ok(Conduct::with(
+/// How the server deals with the stack and the assistant, from the settings `set` holds.
+pub fn conduct(set: &impl Fn(&str) -> Option<String>) -> Result<Conduct, ConfigError> {
+    let consent = match set(CONSENT).map(|mode| mode.trim().to_ascii_lowercase()) {
+        None => ConsentMode::Offer,
+        Some(mode) => match mode.as_str() {
+            "ask" => ConsentMode::Ask,
+            "offer" => ConsentMode::Offer,
+            "both" => ConsentMode::Both,
+            _ => return Err(ConfigError::BadConsent),
+        },
+    };
+    let watch_every = number(set, WATCH_EVERY, Conduct::DEFAULT_WATCH_EVERY, 1, 3600)?;
+    let conduct = Conduct::with(
         job_wait(set)?,
         size(
             set,
@@ -233,7 +269,12 @@ fn conduct(set: &impl Fn(&str) -> Option<String>) -> Result<Conduct, ConfigError
         )?,
         number(set, OFFER_LIFE, Conduct::DEFAULT_OFFER_LIFE, 1, 3600)?,
         set(AUDIT).map(PathBuf::from),
-    ))
+    );
+    Ok(Conduct {
+        consent,
+        watch_every: Duration::from_secs(watch_every),
+        ..conduct
+    })
 }
 
 /// The stack to reach and the key to reach it with.

@@ -24,7 +24,7 @@ use axum_server::accept::NoDelayAcceptor;
 use axum_server::tls_rustls::RustlsConfig;
 use serde_json::json;
 
-use crate::config::{self, Conduct, HttpSettings};
+use crate::config::{self, HttpSettings};
 use crate::serve::http;
 use crate::stack::StackAddress;
 use household::Household;
@@ -211,9 +211,10 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         state: key_directory.join("mcp"),
         tls: config::TlsMode::Pinned,
         origins: None,
-        conduct: Conduct::default_conduct(),
-        // The HTTP mode's limits, as its settings give them: a checker that opens many sessions
-        // can be given room for them.
+        // How it deals with the assistant, and its limits, as the HTTP mode's settings give them:
+        // a checker that opens many sessions can be given room for them, and a test a quicker
+        // watch.
+        conduct: config::conduct(&|name| std::env::var(name).ok())?,
         limits: config::limits(&|name| std::env::var(name).ok())?,
         sign_in: config::sign_in(&|name| std::env::var(name).ok())?,
     })
