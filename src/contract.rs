@@ -80,6 +80,10 @@ pub fn generate(contract: &str, words: &str) -> Result<Generated, Problems> {
     tools.extend(server_tools());
     distinct_names(&tools)?;
     let catalogue = join_words(&tools, &words)?;
+    let prompt_problems = prompt_problems(&tools, &words);
+    if !prompt_problems.is_empty() {
+        return Err(prompt_problems);
+    }
     let notes = &words.notes;
     if !present(&notes.unconfigured) || !present(&notes.unconfigured_household) {
         return Err(vec![format!(
@@ -87,7 +91,7 @@ pub fn generate(contract: &str, words: &str) -> Result<Generated, Problems> {
         )]);
     }
     Ok(Generated {
-        catalogue: render_catalogue(&catalogue, notes, &document)?,
+        catalogue: render_catalogue(&catalogue, notes, &words.prompts, &document)?,
         sdk_calls: render_sdk_calls(&tools, &contract)?,
         sdk: render_sdk(&contract)?,
     })

@@ -74,8 +74,48 @@ pub fn action_variant(tool: &ContractTool) -> String {
 pub fn render_catalogue(
     catalogue: &[WordedTool],
     notes: &Notes,
+    prompts: &BTreeMap<String, PromptWords>,
     document: &Value,
 ) -> Result<String, Problems> {
+    let prompts = prompts.iter().map(|(name, prompt)| {
+        let audience = if prompt.audience == "household" {
+            quote!(Audience::Household)
+        } else {
+            quote!(Audience::Operator)
+        };
+        let (title, description, text) = (
+            prompt.title.trim(),
+            prompt.description.trim(),
+            prompt.text.trim(),
+        );
+        let uses = &prompt.uses;
+        let arguments = prompt.arguments.iter().map(|(argument, words)| {
+            let (description, adds) = (words.description.trim(), words.adds.trim());
+            let complete = match COMPLETIONS
+                .iter()
+                .find(|(word, _)| Some(*word) == words.complete.as_deref())
+            {
+                Some((_, Completing::Titles)) => quote!(Some(Completing::Titles)),
+                Some((_, Completing::Services)) => quote!(Some(Completing::Services)),
+                Some((_, Completing::Forms)) => quote!(Some(Completing::Forms)),
+                None => quote!(None),
+            };
+            quote! {
+                PromptArgumentSpec { name: #argument, description: #description, adds: #adds, complete: #complete }
+            }
+        });
+        quote! {
+            PromptSpec {
+                name: #name,
+                title: #title,
+                audience: #audience,
+                description: #description,
+                text: #text,
+                uses: &[#(#uses),*],
+                arguments: &[#(#arguments),*],
+            }
+        }
+    });
     let unconfigured = notes.unconfigured.trim();
     let unconfigured_household = notes.unconfigured_household.trim();
     let tools = catalogue
@@ -143,6 +183,9 @@ pub fn render_catalogue(
             pub const UNCONFIGURED_NOTE: (&str, &str) = (#unconfigured, #unconfigured_household);
 
             pub static TOOLS: &[ToolSpec] = &[#(#tools),*];
+
+            /// The prompts of the words file, each for its audience.
+            pub static PROMPTS: &[PromptSpec] = &[#(#prompts),*];
 
             /// Every read the contract describes.
             #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,3 +17,14 @@ pub enum Audience {
     Operator,
     Household,
 }
+
+/// What the stack can complete a value from, read under the asking key's own scope.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Completing {
+    /// The titles in the household's library.
+    Titles,
+    /// The stack's services.
+    Services,
+    /// The forms of media.
+    Forms,
+}

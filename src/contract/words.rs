@@ -9,6 +9,100 @@ pub struct Words {
     pub parameters: BTreeMap<String, String>,
     pub notes: Notes,
     pub tools: BTreeMap<String, ToolWords>,
+    #[serde(default)]
+    pub prompts: BTreeMap<String, PromptWords>,
+}
+
+/// A prompt a person reaches for, in their audience's words, answered with the tools it uses.
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptWords {
+    pub title: String,
+    /// `operator` or `household`.
+    pub audience: String,
+    pub description: String,
+    /// What the prompt asks the assistant.
+    pub text: String,
+    /// The tools that answer it: it is offered only to a key offered every one of them.
+    pub uses: Vec<String>,
+    #[serde(default)]
+    pub arguments: BTreeMap<String, PromptArgumentWords>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PromptArgumentWords {
+    pub description: String,
+    /// The sentence added to the prompt's text when the argument is given; `{value}` stands for
+    /// what was given.
+    pub adds: String,
+    /// What completes it from the stack: `titles`, `services` or `forms`.
+    pub complete: Option<String>,
+}
+
+/// The completions a prompt argument may name, by the word the words file uses.
+pub const COMPLETIONS: [(&str, Completing); 3] = [
+    ("titles", Completing::Titles),
+    ("services", Completing::Services),
+    ("forms", Completing::Forms),
+];
+
+/// Every problem with the prompts' words: each names tools that exist, in its audience's words,
+/// and each argument says where its value goes.
+pub fn prompt_problems(tools: &[ContractTool], words: &Words) -> Problems {
+    let mut problems = Vec::new();
+    for (name, prompt) in &words.prompts {
+        if ![&prompt.title, &prompt.description, &prompt.text]
+            .iter()
+            .all(|text| present(text))
+        {
+            problems.push(format!(
+                "prompt {name} needs a title, a description and a text in {WORDS}"
+            ));
+        }
+        let household = match prompt.audience.as_str() {
+            "operator" => false,
+            "household" => true,
+            _ => {
+                problems.push(format!(
+                    "prompt {name}: audience must be operator or household"
+                ));
+                false
+            }
+        };
+        if prompt.uses.is_empty() {
+            problems.push(format!("prompt {name} uses no tool"));
+        }
+        for used in &prompt.uses {
+            let Some(tool_words) = words.tools.get(used) else {
+                problems.push(format!("prompt {name} uses {used}, which is no tool"));
+                continue;
+            };
+            if !tools.iter().any(|tool| &tool.name == used) {
+                problems.push(format!("prompt {name} uses {used}, which is no tool"));
+            }
+            if household && tool_words.household.is_none() {
+                problems.push(format!(
+                    "prompt {name} is for the household, and uses {used}, which a member is never offered"
+                ));
+            }
+        }
+        for (argument, argument_words) in &prompt.arguments {
+            if !present(&argument_words.description) || !argument_words.adds.contains("{value}") {
+                problems.push(format!(
+                    "prompt {name} argument {argument} needs a description, and words that add {{value}}"
+                ));
+            }
+            if let Some(complete) = &argument_words.complete
+                && !COMPLETIONS.iter().any(|(word, _)| word == complete)
+            {
+                problems.push(format!(
+                    "prompt {name} argument {argument} completes {complete}: it may complete titles, services or forms"
+                ));
+            }
+        }
+    }
+    problems
 }
 
 /// Words added to a tool's description in some states, for the operator and the household.
