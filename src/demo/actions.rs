@@ -306,6 +306,16 @@ impl Actions {
         }
     }
 
+    /// Pauses or resumes every download as if someone else had, so what the status answers
+    /// changes under a running server.
+    pub fn set_downloads_paused(&self, paused: bool) {
+        if let Ok(mut state) = self.0.lock() {
+            state.downloads_paused = paused;
+            let what = if paused { "paused" } else { "resumed" };
+            state.moved(format!("someone else {what} the downloads"));
+        }
+    }
+
     /// Jobs started from now on run until released.
     pub fn hold_jobs(&self) {
         if let Ok(mut state) = self.0.lock() {

@@ -17,6 +17,8 @@ pub fn router(demo: Arc<Demo>) -> Router {
     Router::new()
         .route("/requests", get(requests))
         .route("/move", post(move_state))
+        .route("/downloads/pause", post(pause_downloads))
+        .route("/downloads/resume", post(resume_downloads))
         .route("/jobs/hold", post(hold_jobs))
         .route("/jobs/release", post(release_jobs))
         .route("/revoke/{scope}", post(revoke))
@@ -38,6 +40,17 @@ async fn requests(State(demo): State<Arc<Demo>>) -> impl IntoResponse {
 async fn move_state(State(demo): State<Arc<Demo>>) -> StatusCode {
     demo.actions
         .move_state("someone else restarted transmission");
+    StatusCode::NO_CONTENT
+}
+
+/// Every download is paused as if someone else had paused them: the status changes.
+async fn pause_downloads(State(demo): State<Arc<Demo>>) -> StatusCode {
+    demo.actions.set_downloads_paused(true);
+    StatusCode::NO_CONTENT
+}
+
+async fn resume_downloads(State(demo): State<Arc<Demo>>) -> StatusCode {
+    demo.actions.set_downloads_paused(false);
     StatusCode::NO_CONTENT
 }
 
