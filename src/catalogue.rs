@@ -12,7 +12,7 @@ include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
 // The generator's own definitions, so the catalogue it writes and the server agree.
 #[path = "contract/vocabulary.rs"]
 mod vocabulary;
-pub use vocabulary::{Audience, Shape};
+pub use vocabulary::{Audience, Completing, Shape};
 
 /// A refusal as the core's registry declares it: its code and the HTTP status it comes with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -31,6 +31,38 @@ static OUTPUT_SCHEMAS: LazyLock<HashMap<&'static str, Arc<JsonObject>>> = LazyLo
         })
         .collect()
 });
+
+/// A prompt of the words file: what a person of its audience reaches for, answered with the
+/// tools it uses.
+#[derive(Debug)]
+pub struct PromptSpec {
+    pub name: &'static str,
+    pub title: &'static str,
+    pub audience: Audience,
+    pub description: &'static str,
+    pub text: &'static str,
+    /// Offered only to a key offered every one of these tools.
+    pub uses: &'static [&'static str],
+    pub arguments: &'static [PromptArgumentSpec],
+}
+
+#[derive(Debug)]
+pub struct PromptArgumentSpec {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Added to the prompt's text when the argument is given, `{value}` standing for it.
+    pub adds: &'static str,
+    pub complete: Option<Completing>,
+}
+
+/// What is wrong with a prompt's arguments. Names the argument, never repeats its value.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PromptArgumentFault {
+    NotTaken(String),
+    NotText(String),
+    /// Longer than the most characters it may be.
+    TooLong(String, usize),
+}
 
 /// One tool: a read, a rehearsal or an action of the contract, joined to its words.
 #[derive(Debug)]

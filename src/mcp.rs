@@ -2,7 +2,10 @@
 //! before anything reaches the stack and writes one audit line for every call (`audit`).
 
 pub mod arguments;
+pub mod asking;
 pub mod audit;
 mod notices;
+pub mod prompts;
 pub mod server;
 pub mod versions;
+pub mod watches;

@@ -20,6 +20,12 @@ const OFFER: Purpose = Purpose {
     prefix: "lfmcp-offer1.",
     bound_to: b"lemonfiber-mcp sealed offer 1",
 };
+/// The question a 2026-07-28 call hands the client to put to the person, sealed so the answer
+/// it brings back is known to be to this question: this key, this action, this very offer.
+const QUESTION: Purpose = Purpose {
+    prefix: "lfmcp-ask1.",
+    bound_to: b"lemonfiber-mcp consent question 1",
+};
 const SPENT_FOLDER: &str = "spent-offers";
 
 /// What the server seals offers with, and the offers already acted on.
@@ -47,6 +53,19 @@ struct Sealed {
     /// The stack's own offer.
     o: String,
     /// When it expires, in seconds since the epoch.
+    x: u64,
+}
+
+/// What a sealed question holds.
+#[derive(Serialize, Deserialize)]
+struct Question {
+    /// The SHA-256 of the key, as hex.
+    k: String,
+    /// The act tool.
+    a: String,
+    /// The SHA-256 of the sealed offer the question is about, as hex.
+    o: String,
+    /// When the answer is no longer taken, in seconds since the epoch.
     x: u64,
 }
 
@@ -83,6 +102,49 @@ pub fn fresh_idempotency_key() -> Option<String> {
     let mut bytes = [0u8; 16];
     getrandom::fill(&mut bytes).ok()?;
     Some(format!("lfmcp-{}", hex::encode(bytes)))
+}
+
+/// How the person's yes to an action was had, as the result and the audit line say it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Consent {
+    /// The person answered yes when their client asked them.
+    Asked,
+    /// The offer alone, where the person could not be asked and the settings let it stand.
+    Offer,
+}
+
+impl Consent {
+    pub fn word(self) -> &'static str {
+        match self {
+            Consent::Asked => "asked",
+            Consent::Offer => "offer",
+        }
+    }
+}
+
+/// Why there is no yes to act on, though the offer was good.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NoConsent {
+    /// The person said no.
+    Declined,
+    /// The person (or the client) cancelled the question.
+    Cancelled,
+    /// No answer in time, and the settings require one.
+    NoAnswer,
+    /// The client cannot ask its person, and the settings require the person's answer.
+    CannotAsk,
+}
+
+impl NoConsent {
+    /// The audit's word for it.
+    pub fn word(self) -> &'static str {
+        match self {
+            NoConsent::Declined => "person-declined",
+            NoConsent::Cancelled => "person-cancelled",
+            NoConsent::NoAnswer => "person-did-not-answer",
+            NoConsent::CannotAsk => "person-cannot-be-asked",
+        }
+    }
 }
 
 /// Why an offer was refused before the stack was asked.
@@ -172,6 +234,43 @@ impl Seal {
         })
     }
 
+    /// The question about acting on `offer` (a sealed offer) with `act_tool`, sealed for the key
+    /// whose digest is `key_digest`, to be answered within `answer_within`.
+    pub fn question(
+        &self,
+        key_digest: &[u8; 32],
+        act_tool: &str,
+        offer: &str,
+        answer_within: Duration,
+    ) -> Option<String> {
+        let question = Question {
+            k: hex::encode(key_digest),
+            a: act_tool.to_owned(),
+            o: hex::encode(Sha256::digest(offer)),
+            x: now() + answer_within.as_secs(),
+        };
+        self.sealer.seal(&QUESTION, &question)
+    }
+
+    /// Whether `question` is one this server sealed about acting on `offer` with `act_tool` for
+    /// this key, still in time to be answered.
+    pub fn asked(
+        &self,
+        question: &str,
+        key_digest: &[u8; 32],
+        act_tool: &str,
+        offer: &str,
+    ) -> bool {
+        self.sealer
+            .open::<Question>(&QUESTION, question)
+            .is_some_and(|(question, _)| {
+                question.k == hex::encode(key_digest)
+                    && question.a == act_tool
+                    && question.o == hex::encode(Sha256::digest(offer))
+                    && question.x > now()
+            })
+    }
+
     /// Marks an opened offer as acted on, before the act is sent: the same offer cannot act
     /// twice, even when both calls come at once, or to two replicas.
     pub fn spend(&self, opened: &Opened) -> Result<(), OfferRefused> {
@@ -252,6 +351,30 @@ mod tests {
             seal.open(&offer, &KEY, "restart").err(),
             Some(OfferRefused::Spent)
         );
+    }
+
+    #[test]
+    fn a_question_is_answered_only_for_its_key_action_and_offer_in_time() {
+        let seal = seal();
+        let within = Duration::from_secs(120);
+        let question = seal
+            .question(&KEY, "restart", "lfmcp-offer1.a", within)
+            .expect("sealed");
+        assert!(seal.asked(&question, &KEY, "restart", "lfmcp-offer1.a"));
+        assert!(!seal.asked(&question, &OTHER_KEY, "restart", "lfmcp-offer1.a"));
+        assert!(!seal.asked(&question, &KEY, "update", "lfmcp-offer1.a"));
+        assert!(!seal.asked(&question, &KEY, "restart", "lfmcp-offer1.b"));
+        let offer = seal
+            .seal(&KEY, "restart", &arguments(), "lfo-1")
+            .expect("an offer");
+        assert!(
+            !seal.asked(&offer, &KEY, "restart", "lfmcp-offer1.a"),
+            "an offer is not a question"
+        );
+        let late = seal
+            .question(&KEY, "restart", "lfmcp-offer1.a", Duration::ZERO)
+            .expect("sealed");
+        assert!(!seal.asked(&late, &KEY, "restart", "lfmcp-offer1.a"));
     }
 
     #[test]

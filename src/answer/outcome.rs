@@ -13,7 +13,7 @@ use std::time::Duration;
 use super::conformance;
 use super::handed::Data;
 use super::sentences::{self, DATA_END, DATA_START, Via};
-use crate::access::consent::OfferRefused;
+use crate::access::consent::{Consent, NoConsent, OfferRefused};
 use crate::access::standing;
 use crate::catalogue::{ArgumentProblem, OFFER_ARGUMENT, refusals};
 use crate::cut::{self, LeftOut};
@@ -32,6 +32,8 @@ pub struct Answer {
     is_error: bool,
     /// The read whose contract the data is checked against, once cleaned and before it is cut.
     checked_as: Option<&'static str>,
+    /// How the person's yes to an action was had.
+    consent: Option<Consent>,
 }
 
 /// What every answer for one key and tool is handed over with.
@@ -59,7 +61,12 @@ pub struct Framed {
     /// names, and the bytes (text withheld of secrets).
     pub file: Option<(&'static str, Vec<u8>)>,
     pub is_error: bool,
+    /// How the person's yes to an action was had, which the result's `_meta` says.
+    pub consent: Option<Consent>,
 }
+
+/// Where a result's `_meta` says how the person's yes to an action was had.
+pub const CONSENT_META: &str = "consent";
 
 /// Room left in the data for the note of what was left out.
 const ROOM_FOR_THE_NOTE: usize = 96;
@@ -73,6 +80,16 @@ impl Answer {
             file: None,
             is_error: true,
             checked_as: None,
+            consent: None,
+        }
+    }
+
+    /// The answer to an action, saying first how the person's yes was had.
+    pub fn consented(self, consent: Consent) -> Answer {
+        Answer {
+            sentence: format!("{} {}", sentences::consented(consent), self.sentence),
+            consent: Some(consent),
+            ..self
         }
     }
 
@@ -93,6 +110,7 @@ impl Answer {
             file,
             mut is_error,
             checked_as,
+            consent,
         } = self;
         let mut data = data.map(|data| Data::handed(data, handover.withheld));
         // Checked as it will be handed over, but whole: what the door already cut is held to
@@ -150,6 +168,7 @@ impl Answer {
             data,
             file,
             is_error,
+            consent,
         }
     }
 }
@@ -175,6 +194,12 @@ impl Framed {
         };
         if !self.is_error {
             result.structured_content = self.data;
+        }
+        if let Some(consent) = self.consent {
+            result
+                .meta
+                .get_or_insert_with(rmcp::model::MetaObject::new)
+                .insert(CONSENT_META.to_owned(), Value::from(consent.word()));
         }
         result
     }
@@ -282,6 +307,23 @@ pub fn job_not_followed(act: &str, reply: Reply) -> Answer {
 
 pub fn rehearse_first(act: &str, rehearsal: &str) -> Answer {
     Answer::said(sentences::rehearse_first(act, rehearsal))
+}
+
+/// The arguments an action was rehearsed with, as the question to the person shows them: JSON,
+/// so no value can pass for the server's words, without characters a reader cannot see.
+pub fn rehearsed_arguments(arguments: &serde_json::Map<String, Value>) -> String {
+    let json = serde_json::to_string(arguments).unwrap_or_default();
+    super::clean::cleaned(&json).unwrap_or(json)
+}
+
+/// What a call waiting for the person's answer would say: the client is handed the question
+/// instead, so this is only ever audited.
+pub fn awaiting_person() -> Answer {
+    Answer::said(sentences::awaiting_person())
+}
+
+pub fn no_consent(act: &str, rehearsal: &str, why: NoConsent) -> Answer {
+    Answer::said(sentences::no_consent(act, rehearsal, why))
 }
 
 pub fn offer_refused(act: &str, rehearsal: &str, why: OfferRefused) -> Answer {

@@ -1,8 +1,8 @@
 //! Every sentence the server says to an assistant, in one place. None of them carries text the
 //! stack wrote: that only ever travels inside a data block (see `outcome`).
 
-use crate::access::consent::OfferRefused;
-use crate::catalogue::{ArgumentProblem, Fault};
+use crate::access::consent::{Consent, NoConsent, OfferRefused};
+use crate::catalogue::{ArgumentProblem, Fault, PromptArgumentFault};
 use crate::stack::{Scope, Unreachable};
 
 /// How the assistant reaches this server, which decides what it is told to do about a refused
@@ -154,6 +154,63 @@ pub fn stale(act: &str, rehearsal: &str) -> String {
         "The stack refused {act} and did nothing: what the offer was made on has moved since the rehearsal. What \
          moved follows as data. Call {rehearsal} again and ask the person again before acting."
     )
+}
+
+/// The question put to the person before an action, in the server's words alone: what will
+/// happen (the act tool's title and name), whether it disturbs, and the arguments rehearsed, as
+/// JSON the model wrote and no text of the stack's.
+pub fn consent_question(title: &str, act: &str, disturbs: bool, rehearsed: &str) -> String {
+    let disturbs = if disturbs {
+        "It interrupts what the services involved are doing (playing, downloading) while it happens."
+    } else {
+        "It interrupts nothing that is playing."
+    };
+    format!(
+        "Your assistant asks to act on your lemonfiber media stack: {title} ({act}), exactly as rehearsed with \
+         the arguments {rehearsed}. {disturbs} It happens once, only if you agree here."
+    )
+}
+
+pub fn awaiting_person() -> &'static str {
+    "Nothing was sent to the stack yet: the person is asked first, through their client."
+}
+
+/// The one field of that question.
+pub fn consent_field() -> &'static str {
+    "I agree to this action"
+}
+
+/// How the person's yes was had, said first in the answer to an action.
+pub fn consented(consent: Consent) -> &'static str {
+    match consent {
+        Consent::Asked => "The person agreed when asked through their client.",
+        Consent::Offer => {
+            "The person could not be asked through their client, so the rehearsal's offer stood for their yes."
+        }
+    }
+}
+
+pub fn no_consent(act: &str, rehearsal: &str, why: NoConsent) -> String {
+    match why {
+        NoConsent::Declined => format!(
+            "The person said no to {act}, so nothing was sent to the stack and the offer is spent. Do not call \
+             {act} again unless the person asks for it; then call {rehearsal} first."
+        ),
+        NoConsent::Cancelled => format!(
+            "The question about {act} was cancelled, so nothing was sent to the stack and the offer is spent. Do \
+             not call {act} again unless the person asks for it; then call {rehearsal} first."
+        ),
+        NoConsent::NoAnswer => format!(
+            "{act} was not carried out: the person did not answer the question about it in time, and this server \
+             acts only on their answer. Nothing was sent to the stack; call {act} again with the same offer when \
+             the person is there to answer."
+        ),
+        NoConsent::CannotAsk => format!(
+            "{act} was not carried out: this server acts only on the person's own answer (LEMONFIBER_CONSENT is \
+             ask), and this client cannot put a question to them. Nothing was sent to the stack; use a client that \
+             supports elicitation."
+        ),
+    }
 }
 
 pub fn acted(act: &str) -> String {
@@ -364,6 +421,31 @@ pub fn no_such_tool() -> &'static str {
 
 pub fn not_offered(tool: &str) -> String {
     format!("{tool} is not offered to this key: the stack's capabilities for it do not admit it.")
+}
+
+pub fn too_many_watches(per_key: usize, in_all: usize) -> String {
+    format!(
+        "This resource is not watched: a key may watch at most {per_key} resources at once, and this server at \
+         most {in_all}. Unsubscribe from one first."
+    )
+}
+
+pub fn no_such_prompt() -> &'static str {
+    "This server offers no such prompt to this key; list the prompts to see the ones it does."
+}
+
+pub fn prompt_argument(prompt: &str, fault: &PromptArgumentFault) -> String {
+    match fault {
+        PromptArgumentFault::NotTaken(name) => {
+            format!("The prompt {prompt} takes no argument {name}.")
+        }
+        PromptArgumentFault::NotText(name) => {
+            format!("The prompt {prompt}'s argument {name} must be text.")
+        }
+        PromptArgumentFault::TooLong(name, most) => {
+            format!("The prompt {prompt}'s argument {name} is longer than {most} characters.")
+        }
+    }
 }
 
 pub fn no_such_resource() -> &'static str {

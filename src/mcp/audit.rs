@@ -21,6 +21,8 @@ pub enum Decision {
     NotOffered,
     /// Answered by the server itself, from what it knows (the connection tool).
     AnsweredByServer,
+    /// Nothing sent yet: the person is asked first, through their client (2026-07-28).
+    AwaitingPerson,
 }
 
 /// What one call came to, for its audit line.
@@ -33,6 +35,8 @@ pub struct Entry<'a> {
     pub tool: &'a str,
     pub decision: Decision,
     pub status: Option<u16>,
+    /// How the person's yes to an action was had: `asked` or `offer`.
+    pub consent: Option<&'a str>,
     pub took: Duration,
 }
 
@@ -82,6 +86,7 @@ fn line(entry: &Entry<'_>, at: SystemTime) -> String {
         Decision::RefusedBeforeStack(why) => ("refused-before-stack", Some(why)),
         Decision::NotOffered => ("not-offered", None),
         Decision::AnsweredByServer => ("answered-by-server", None),
+        Decision::AwaitingPerson => ("awaiting-person", None),
     };
     let key = hex::encode(&entry.key_digest[..4]);
     // The scope is the stack's word: only the ones the web API names are written as they are.
@@ -91,6 +96,7 @@ fn line(entry: &Entry<'_>, at: SystemTime) -> String {
     });
     let line = Line {
         audit: entry.event,
+        consent: entry.consent,
         decision,
         key: &key,
         ms: entry.took.as_millis() as u64,
@@ -108,6 +114,8 @@ fn line(entry: &Entry<'_>, at: SystemTime) -> String {
 #[derive(serde::Serialize)]
 struct Line<'a> {
     audit: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    consent: Option<&'a str>,
     decision: &'a str,
     key: &'a str,
     ms: u64,
@@ -133,6 +141,7 @@ mod tests {
             tool: "restart",
             decision: Decision::RefusedBeforeStack("offer-expired"),
             status: None,
+            consent: None,
             took: Duration::from_millis(3),
         };
         let at = SystemTime::UNIX_EPOCH + Duration::from_secs(1_764_000_000);
@@ -152,5 +161,14 @@ mod tests {
                    "scope": "act", "tool": "restart", "decision": "refused-before-stack",
                    "why": "offer-expired", "status": null, "ms": 3})
         );
+        let acted = Entry {
+            decision: Decision::Sent,
+            status: Some(202),
+            consent: Some("asked"),
+            ..entry
+        };
+        let acted: serde_json::Value =
+            serde_json::from_str(&super::line(&acted, at)).expect("json");
+        assert_eq!(acted["consent"], "asked", "how the person's yes was had");
     }
 }

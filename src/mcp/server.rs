@@ -6,11 +6,12 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CustomRequest, CustomResult, JsonObject,
-    ListResourceTemplatesResult, ListResourcesResult, ListToolsResult, PaginatedRequestParams,
-    ProgressNotificationParam, ProgressToken, ProtocolVersion, ReadResourceRequestParams,
-    ReadResourceResponse, ReadResourceResult, ServerCapabilities, ServerConfig, ServerNotification,
-    SubscriptionFilter, Tool,
+    CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
+    CustomResult, GetPromptRequestParams, GetPromptResponse, InputRequiredResult, InputResponses,
+    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
+    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
+    Reference, ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter, Tool,
 };
 use rmcp::service::{RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -19,12 +20,15 @@ use tokio::sync::broadcast::error::RecvError;
 use tokio_util::sync::CancellationToken;
 
 use super::arguments;
+use super::asking::{self, ANSWER_WITHIN, Asked};
 use super::audit::{self, Decision};
 use super::notices::{Notices, Severity};
+use super::prompts;
 use super::versions::{
     self, KNOWN_METHODS, PROTOCOL_VERSIONS, name_the_server, resource_not_found, this_server,
 };
-use crate::access::consent::{self, OfferRefused, Seal};
+use super::watches::{self, Tell, Watch, WatchCount, Watches};
+use crate::access::consent::{self, Consent, NoConsent, OfferRefused, Opened, Seal};
 use crate::access::offer::{self, Offer};
 use crate::access::standing::{self, Position, SharedStanding};
 use crate::answer::outcome::{self, Answer, Handover};
@@ -36,11 +40,22 @@ use crate::stack::parameters::Parameters;
 use crate::stack::{Failure, Refusal, Reply, Scope, Stack};
 
 /// What every session of the server shares, whichever key it serves: how it deals with the stack
-/// and the assistant, and the seal its offers are made with.
+/// and the assistant, the seal its offers are made with, and the watches every key holds.
 #[derive(Debug)]
 pub struct Common {
     pub conduct: Conduct,
     pub seal: Seal,
+    watch_count: Arc<WatchCount>,
+}
+
+impl Common {
+    pub fn new(conduct: Conduct, seal: Seal) -> Common {
+        Common {
+            conduct,
+            seal,
+            watch_count: Arc::default(),
+        }
+    }
 }
 
 pub struct LemonfiberServer {
@@ -49,18 +64,25 @@ pub struct LemonfiberServer {
     standing: SharedStanding,
     common: Arc<Common>,
     notices: Notices,
+    watches: Watches,
 }
 
 /// The audit's word for a call refused for its arguments, which a resource read also answers as
 /// invalid params.
 const ARGUMENTS_REFUSED: &str = "arguments";
 
-/// Who a call is for: the client, the progress token it gave (if any), and whether it has
-/// cancelled the request.
+/// Who a call is for: the client, the progress token it gave (if any), whether it has cancelled
+/// the request, and how its person can be asked.
 struct Caller {
     peer: Peer<RoleServer>,
     progress: Option<ProgressToken>,
     cancelled: CancellationToken,
+    /// Whether the client declared that it can put a question to its person.
+    can_ask: bool,
+    /// Whether the request speaks 2026-07-28 or later, where a call cannot wait on the client.
+    stateless: bool,
+    /// On 2026-07-28, the question handed out before (sealed) and the client's answers to it.
+    answer: Option<(String, InputResponses)>,
 }
 
 impl Caller {
@@ -69,8 +91,33 @@ impl Caller {
             peer: context.peer.clone(),
             progress: context.meta.get_progress_token(),
             cancelled: context.ct.clone(),
+            can_ask: asking::can_ask(context),
+            stateless: versions::stateless(context.protocol_version()),
+            answer: None,
         }
     }
+
+    /// The caller of a tool, with the answers its call brings back, if any.
+    fn calling(
+        context: &RequestContext<RoleServer>,
+        request: &mut CallToolRequestParams,
+    ) -> Caller {
+        let answer = request
+            .request_state
+            .take()
+            .map(|question| (question, request.input_responses.take().unwrap_or_default()));
+        Caller {
+            answer,
+            ..Caller::of(context)
+        }
+    }
+}
+
+/// Where asking the person stands.
+enum Asking {
+    Answered(Asked),
+    /// On 2026-07-28: the question, for the client to put and bring back answered.
+    Pending(InputRequiredResult),
 }
 
 /// How a call was decided, beside the answer it framed.
@@ -87,6 +134,16 @@ struct Ran {
     status: Option<u16>,
     scope: Scope,
     audience: Audience,
+    consent: Option<Consent>,
+    /// The person's answer, required before the call can go on (2026-07-28).
+    pending: Option<InputRequiredResult>,
+}
+
+/// What one call came to, as the handler hands it over.
+struct Called {
+    framed: outcome::Framed,
+    decided: Decided,
+    pending: Option<InputRequiredResult>,
 }
 
 impl Ran {
@@ -101,6 +158,16 @@ impl Ran {
             status: None,
             scope: Scope::Unsaid,
             audience: Audience::Operator,
+            consent: None,
+            pending: None,
+        }
+    }
+
+    /// A call waiting for the person's answer, which the client brings back in its next call.
+    fn pending(question: InputRequiredResult) -> Ran {
+        Ran {
+            pending: Some(question),
+            ..Ran::decided(outcome::awaiting_person(), Decision::AwaitingPerson)
         }
     }
 
@@ -145,7 +212,82 @@ impl LemonfiberServer {
             standing,
             common,
             notices: Notices::default(),
+            watches: Watches::default(),
         }
+    }
+
+    /// A watch of the resource at `uri`, told through `tell`: only a resource of a read this key
+    /// is offered, at a path the read takes.
+    async fn watch_of(
+        &self,
+        uri: &str,
+        tell: Tell,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Watch, McpError> {
+        let version = context.protocol_version();
+        let found = catalogue::reads().find_map(|tool| Some((tool, tool.match_resource(uri)?)));
+        let Some((tool, path_values)) = found else {
+            return Err(resource_not_found(
+                uri,
+                sentences::no_such_resource(),
+                version,
+            ));
+        };
+        let Operation::Read(read) = tool.operation else {
+            return Err(resource_not_found(
+                uri,
+                sentences::no_such_resource(),
+                version,
+            ));
+        };
+        let named = Some(json!({ "uri": uri }));
+        let offer = match self.position(&context.peer).await {
+            Position::Connected(offer) => offer,
+            Position::Refused(_) => {
+                return Err(McpError::invalid_request(
+                    sentences::key_refused(self.via),
+                    named,
+                ));
+            }
+            Position::Unreachable(..) => {
+                return Err(McpError::internal_error(
+                    sentences::notice_unreachable(),
+                    named,
+                ));
+            }
+        };
+        if !offer.admits(tool) {
+            return Err(McpError::invalid_params(
+                sentences::not_offered(tool.name),
+                named,
+            ));
+        }
+        let arguments = arguments::check(tool.parameters_for(offer.audience), Some(path_values))
+            .map_err(|problem| {
+                McpError::invalid_params(sentences::argument(&problem, tool.name), named.clone())
+            })?;
+        Ok(Watch {
+            uri: uri.to_owned(),
+            read,
+            arguments,
+            stack: self.stack.clone(),
+            standing: self.standing.clone(),
+            every: self.common.conduct.watch_every,
+            tell,
+        })
+    }
+
+    /// Starts a watch, or says why not.
+    fn start_watch(&self, watch: Watch, until: Option<CancellationToken>) -> Result<(), McpError> {
+        let uri = watch.uri.clone();
+        self.watches
+            .start(watch, &self.common.watch_count, until)
+            .map_err(|watches::NotWatched::TooMany| {
+                McpError::invalid_request(
+                    sentences::too_many_watches(watches::PER_KEY, watches::IN_ALL),
+                    Some(json!({ "uri": uri })),
+                )
+            })
     }
 
     /// Where the server stands for this key, reading the capabilities again when they are stale
@@ -199,7 +341,7 @@ impl LemonfiberServer {
         given: Option<JsonObject>,
         event: &'static str,
         caller: &Caller,
-    ) -> (outcome::Framed, Decided) {
+    ) -> Called {
         let started = Instant::now();
         let ran = self.run(tool, given, caller).await;
         audit::record(&audit::Entry {
@@ -209,6 +351,7 @@ impl LemonfiberServer {
             tool: tool.name,
             decision: ran.decision,
             status: ran.status,
+            consent: ran.consent.map(Consent::word),
             took: started.elapsed(),
         });
         let narrowing = match tool.operation {
@@ -224,7 +367,11 @@ impl LemonfiberServer {
             withheld: self.stack.withheld(),
             narrowing: &narrowing,
         });
-        (framed, decided)
+        Called {
+            framed,
+            decided,
+            pending: ran.pending,
+        }
     }
 
     /// Runs one tool: where the server stands, the offer, the arguments, then the stack. Nothing
@@ -281,6 +428,7 @@ impl LemonfiberServer {
                 );
             }
         };
+        let mut consent = None;
         let answered = match tool.operation {
             Operation::Read(read) => self
                 .stack
@@ -288,16 +436,19 @@ impl LemonfiberServer {
                 .await
                 .map(|reply| (reply.status, outcome::answer(tool.name, reply))),
             Operation::Rehearse(action) => self.rehearse(tool, action, &arguments).await,
-            Operation::Act(action) => match self.consented(tool, action, &arguments) {
-                Ok(consented) => self.act(tool, action, consented, caller).await,
-                Err(why) => {
-                    let rehearsal = action.rehearsal_tool().unwrap_or(tool.name);
-                    return Ran::refused(
-                        outcome::offer_refused(tool.name, rehearsal, why),
-                        offer_refusal_word(why),
-                    );
-                }
-            },
+            Operation::Act(action) => {
+                let consented = match self.consented(tool, action, &arguments, caller).await {
+                    Ok(consented) => consented,
+                    Err(refused) => return refused,
+                };
+                consent = consented.consent;
+                self.act(tool, action, consented, caller).await.map(
+                    |(status, answer)| match consent {
+                        Some(consent) => (status, answer.consented(consent)),
+                        None => (status, answer),
+                    },
+                )
+            }
             Operation::Job => {
                 let job = arguments.text("job").unwrap_or_default();
                 jobs::ask(&self.stack, &job)
@@ -307,7 +458,10 @@ impl LemonfiberServer {
             Operation::Connection => return Ran::connected(offer),
         };
         match answered {
-            Ok((status, answer)) => Ran::sent(answer, Some(status)),
+            Ok((status, answer)) => Ran {
+                consent,
+                ..Ran::sent(answer, Some(status))
+            },
             Err(Failure::PathOutsideTemplate) => Ran::refused(
                 outcome::failure(&Failure::PathOutsideTemplate, &[]),
                 "path-outside-template",
@@ -380,28 +534,55 @@ impl LemonfiberServer {
         ))
     }
 
-    /// The body an act is sent with, and its `Idempotency-Key`: for an action that is
-    /// rehearsed, the arguments sealed in its offer with the stack's own offer (and `confirm`, if
-    /// given), under the offer's key; otherwise the arguments as given, under a fresh key. The
-    /// offer is spent here, before anything is sent.
-    fn consented(
+    /// The body an act is sent with, its `Idempotency-Key`, and the person's yes. For an action
+    /// that is rehearsed: the offer opened for this key and action, the person asked where their
+    /// client can ask (F13-R4 goes further than the offer here), and the offer spent before
+    /// anything is sent; the arguments sealed in it are sent with the stack's own offer (and
+    /// `confirm`, if given), under the offer's key. Otherwise the arguments as given, under a
+    /// fresh key. Refused, it says why in the call's answer.
+    async fn consented(
         &self,
         tool: &ToolSpec,
         action: Action,
         arguments: &Parameters,
-    ) -> Result<Consented, OfferRefused> {
-        if action.rehearsal_tool().is_none() {
+        caller: &Caller,
+    ) -> Result<Consented, Ran> {
+        let Some(rehearsal) = action.rehearsal_tool() else {
             return Ok(Consented {
                 body: arguments.to_body(),
                 idempotency_key: consent::fresh_idempotency_key(),
+                consent: None,
             });
-        }
+        };
+        let offer_refused = |why| {
+            Ran::refused(
+                outcome::offer_refused(tool.name, rehearsal, why),
+                offer_refusal_word(why),
+            )
+        };
         let offer = arguments.text(OFFER_ARGUMENT).unwrap_or_default();
-        let opened = self
-            .common
-            .seal
-            .open(&offer, &self.stack.key_digest(), tool.name)?;
-        self.common.seal.spend(&opened)?;
+        let seal = &self.common.seal;
+        let opened = seal
+            .open(&offer, &self.stack.key_digest(), tool.name)
+            .map_err(offer_refused)?;
+        let asked = match self.ask(tool, &opened, &offer, caller).await {
+            Asking::Answered(asked) => asked,
+            Asking::Pending(question) => return Err(Ran::pending(question)),
+        };
+        let consent = match asking::decide(self.common.conduct.consent, asked) {
+            Ok(consent) => consent,
+            Err(no) => {
+                // A no is final: the offer is spent, and acting takes a new rehearsal.
+                if matches!(no, NoConsent::Declined | NoConsent::Cancelled) {
+                    let _ = seal.spend(&opened);
+                }
+                return Err(Ran::refused(
+                    outcome::no_consent(tool.name, rehearsal, no),
+                    no.word(),
+                ));
+            }
+        };
+        seal.spend(&opened).map_err(offer_refused)?;
         let idempotency_key = Some(opened.idempotency_key());
         let mut body = opened.arguments;
         body.insert(OFFER_ARGUMENT.to_owned(), Value::from(opened.stack_offer));
@@ -411,7 +592,44 @@ impl LemonfiberServer {
         Ok(Consented {
             body,
             idempotency_key,
+            consent: Some(consent),
         })
+    }
+
+    /// Asks the person whether to act on `offer`, as the client can be asked: while the call
+    /// waits in a session; on 2026-07-28 by handing the question out, and taking the answer the
+    /// client brings back only with the question sealed for this key, action and offer.
+    async fn ask(&self, tool: &ToolSpec, opened: &Opened, offer: &str, caller: &Caller) -> Asking {
+        if !caller.can_ask {
+            return Asking::Answered(Asked::CannotAsk);
+        }
+        let message = sentences::consent_question(
+            tool.title,
+            tool.name,
+            tool.annotations.destructive,
+            &outcome::rehearsed_arguments(&opened.arguments),
+        );
+        let field = sentences::consent_field();
+        if !caller.stateless {
+            return Asking::Answered(
+                asking::ask_now(&caller.peer, message, field, &caller.cancelled).await,
+            );
+        }
+        let key = self.stack.key_digest();
+        let seal = &self.common.seal;
+        match &caller.answer {
+            Some((question, responses)) if seal.asked(question, &key, tool.name, offer) => {
+                Asking::Answered(asking::answered(Some(responses)))
+            }
+            Some(_) => Asking::Answered(Asked::NoAnswer),
+            None => match seal.question(&key, tool.name, offer, ANSWER_WITHIN) {
+                Some(question) => Asking::Pending(InputRequiredResult::new(
+                    Some(asking::input_requests(message, field)),
+                    Some(question),
+                )),
+                None => Asking::Answered(Asked::NoAnswer),
+            },
+        }
     }
 
     /// Acts once, never again on its own: a stale offer is said as such, and a job the action
@@ -426,6 +644,7 @@ impl LemonfiberServer {
         let Consented {
             body,
             idempotency_key,
+            ..
         } = consented;
         let reply = match self
             .stack
@@ -509,6 +728,8 @@ struct Consented {
     /// `None` only where no randomness could be had for a fresh key: the act is then sent as
     /// every other client sends it, without one.
     idempotency_key: Option<String>,
+    /// How the person's yes was had, for an action that is rehearsed.
+    consent: Option<Consent>,
 }
 
 /// The tools listed in a position: what the key is offered, or, before the stack has ever
@@ -594,6 +815,9 @@ impl ServerHandler for LemonfiberServer {
             .enable_tool_list_changed()
             .enable_resources()
             .enable_resources_list_changed()
+            .enable_resources_subscribe()
+            .enable_prompts()
+            .enable_completions()
             .build();
         ServerConfig::new(capabilities)
             .with_server_info(this_server())
@@ -601,19 +825,55 @@ impl ServerHandler for LemonfiberServer {
     }
 
     /// From 2026-07-28 a client hears of changes on a `subscriptions/listen` stream: that the
-    /// tools or resources this key is offered changed. Resources are not watched one by one.
+    /// tools or resources this key is offered changed, and that a resource it names changed.
+    /// Only resources of reads this key is offered, as far as is known now, are taken; the offer
+    /// is asked again when the stream starts.
     fn accepted_subscription_filter(
         &self,
-        _requested: &SubscriptionFilter,
+        requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
+        let known = self
+            .standing
+            .try_lock()
+            .ok()
+            .and_then(|standing| standing.position().offer().cloned());
+        let offered = |uri: &String| {
+            catalogue::reads().any(|tool| {
+                tool.match_resource(uri).is_some()
+                    && known.as_ref().is_none_or(|offer| offer.admits(tool))
+            })
+        };
         let mut filter = SubscriptionFilter::new();
         filter.tools_list_changed = Some(true);
         filter.resources_list_changed = Some(true);
+        filter.resource_subscriptions = requested
+            .resource_subscriptions
+            .as_ref()
+            .map(|uris| uris.iter().filter(|uri| offered(uri)).cloned().collect());
         Some(filter)
     }
 
-    /// Tells one listening client of each change to the key's offer until it stops listening.
+    /// Watches the resources one listening client named, and tells it of each change to the
+    /// key's offer, until it stops listening.
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
+        let listening = CancellationToken::new();
+        let _ends_its_watches = listening.clone().drop_guard();
+        let uris = subscription
+            .accepted()
+            .resource_subscriptions
+            .clone()
+            .unwrap_or_default();
+        for uri in uris {
+            let tell = Tell::Listening(subscription.sink().clone());
+            let watch = self
+                .watch_of(&uri, tell, subscription.request_context())
+                .await;
+            if let Err(error) =
+                watch.and_then(|watch| self.start_watch(watch, Some(listening.clone())))
+            {
+                tracing::info!(error = %error.message, "a resource named on a listening stream is not watched");
+            }
+        }
         let mut changes = self.standing.lock().await.listen();
         loop {
             tokio::select! {
@@ -672,19 +932,129 @@ impl ServerHandler for LemonfiberServer {
 
     async fn call_tool(
         &self,
-        request: CallToolRequestParams,
+        mut request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
         let Some(tool) = catalogue::find(&request.name) else {
             return Err(McpError::invalid_params(sentences::no_such_tool(), None));
         };
         let uri = tool.resource.unwrap_or_default();
-        let (framed, _) = self
-            .call(tool, request.arguments, "tool", &Caller::of(&context))
-            .await;
-        let mut result = framed.into_tool_result(uri);
+        let caller = Caller::calling(&context, &mut request);
+        let called = self.call(tool, request.arguments, "tool", &caller).await;
+        if let Some(mut question) = called.pending {
+            name_the_server(&mut question.meta, &context);
+            return Ok(question.into());
+        }
+        let mut result = called.framed.into_tool_result(uri);
         name_the_server(&mut result.meta, &context);
         Ok(result.into())
+    }
+
+    // Watching a resource one by one is `resources/subscribe` up to 2025-11-25, which the
+    // protocol library names deprecated for the versions after.
+    #[allow(deprecated)]
+    async fn subscribe(
+        &self,
+        request: rmcp::model::SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        let tell = Tell::Session(context.peer.clone());
+        let watch = self.watch_of(&request.uri, tell, &context).await?;
+        self.start_watch(watch, None)
+    }
+
+    #[allow(deprecated)]
+    async fn unsubscribe(
+        &self,
+        request: rmcp::model::UnsubscribeRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.watches.stop(&request.uri);
+        Ok(())
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, McpError> {
+        let position = self.position(&context.peer).await;
+        let offered = match &position {
+            Position::Connected(offer) => prompts::offered(offer).map(prompts::listed).collect(),
+            _ => Vec::new(),
+        };
+        let mut listed = ListPromptsResult::with_all_items(offered);
+        name_the_server(&mut listed.meta, &context);
+        Ok(listed)
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, McpError> {
+        let position = self.position(&context.peer).await;
+        let found = match &position {
+            Position::Connected(offer) => {
+                prompts::offered(offer).find(|prompt| prompt.name == request.name)
+            }
+            _ => None,
+        };
+        let Some(prompt) = found else {
+            return Err(McpError::invalid_params(sentences::no_such_prompt(), None));
+        };
+        let mut rendered =
+            prompts::rendered(prompt, request.arguments.as_ref()).map_err(|fault| {
+                McpError::invalid_params(sentences::prompt_argument(prompt.name, &fault), None)
+            })?;
+        name_the_server(&mut rendered.meta, &context);
+        Ok(rendered.into())
+    }
+
+    /// Values for a prompt's argument or a resource template's parameter, from what the stack
+    /// answers this key: nothing the key could not read itself.
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, McpError> {
+        let mut completed = CompleteResult::default();
+        let Position::Connected(offer) = self.position(&context.peer).await else {
+            return Ok(completed);
+        };
+        let argument = &request.argument.name;
+        let completing = match &request.r#ref {
+            Reference::Resource(template) => prompts::completing_parameter(&template.uri, argument),
+            Reference::Prompt(named) => prompts::offered(&offer)
+                .find(|prompt| prompt.name == named.name)
+                .and_then(|prompt| prompt.arguments.iter().find(|taken| taken.name == argument))
+                .and_then(|taken| taken.complete),
+            _ => None,
+        };
+        let Some(completing) = completing else {
+            return Ok(completed);
+        };
+        let (read_tool, array, field) = prompts::source(completing);
+        let Some(tool) = catalogue::find(read_tool).filter(|tool| offer.admits(tool)) else {
+            return Ok(completed);
+        };
+        let Operation::Read(read) = tool.operation else {
+            return Ok(completed);
+        };
+        let Ok(arguments) = arguments::check(tool.parameters_for(offer.audience), None) else {
+            return Ok(completed);
+        };
+        match self.stack.read(read, &arguments).await {
+            Ok(reply) => {
+                completed.completion =
+                    prompts::completion(&reply, array, field, &request.argument.value);
+            }
+            Err(failure) => tracing::info!(
+                failure = failure_name(&failure),
+                "the stack did not answer a completion"
+            ),
+        }
+        Ok(completed)
     }
 
     async fn list_resources(
@@ -730,7 +1100,9 @@ impl ServerHandler for LemonfiberServer {
                 context.protocol_version(),
             ));
         };
-        let (framed, decided) = self
+        let Called {
+            framed, decided, ..
+        } = self
             .call(tool, Some(path_values), "resource", &Caller::of(&context))
             .await;
         // An error carries the server's sentence only: JSON-RPC errors are logged by clients

@@ -97,10 +97,7 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     let address = listener.local_addr().map_err(cannot_listen)?;
     let seal = Seal::kept_in(&settings.state, settings.conduct.offer_life)?;
     let sign_in = oauth::SignIn::new(&settings.state, &settings.sign_in, settings.stack.clone())?;
-    let common = Arc::new(Common {
-        conduct: settings.conduct,
-        seal,
-    });
+    let common = Arc::new(Common::new(settings.conduct, seal));
     let ends = CancellationToken::new();
     let certificate =
         tls::serve_certificate(&settings.tls, &settings.state, &settings.names, &ends)?;

@@ -21,10 +21,7 @@ pub async fn run() -> Result<(), Fatal> {
     let seal = Seal::made_now(settings.conduct.offer_life)?;
     let standing = standing::shared(None);
     let stack = Stack::new(&settings.address, settings.key, settings.conduct.answers)?;
-    let common = Arc::new(Common {
-        conduct: settings.conduct,
-        seal,
-    });
+    let common = Arc::new(Common::new(settings.conduct, seal));
     tracing::info!(stack = %settings.address.base_url, "serving MCP over stdio");
     let running = LemonfiberServer::new(Arc::new(stack), standing, common, Via::Stdio)
         .serve(rmcp::transport::stdio())

@@ -360,7 +360,7 @@ mod tests {
         let services = KeyServices::new(
             address,
             StreamableHttpServerConfig::default(),
-            Arc::new(Common { conduct, seal }),
+            Arc::new(Common::new(conduct, seal)),
             Limits::DEFAULT,
             CancellationToken::new(),
         );
