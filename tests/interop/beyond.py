@@ -1,0 +1,185 @@
+"""Drives lemonfiber-mcp's consent, live resources, prompts and completions with the official Python
+MCP SDK, for the interop tests (tests/beyond.rs).
+
+It connects over stdio (starting the server) or over Streamable HTTP (bearer key, trusting the
+server's certificate), in the SDK's auto mode (2026-07-28) or legacy mode (2025-11-25), runs one
+scenario and prints one JSON object of what it saw:
+
+- consent: rehearses pausing downloads and acts on the offer twice, answering every question the
+  server puts to the person as --answer says (or declaring no elicitation at all with --answer none).
+- watch: watches a resource, has the demo's control endpoint change it, waits for the update, stops
+  watching, changes it back and waits again.
+- prompts: lists prompts, gets each with arguments, and asks for completions.
+"""
+
+import argparse
+import json
+import ssl
+import sys
+import time
+import warnings
+from contextlib import asynccontextmanager
+
+import anyio
+import httpx2
+import mcp_types as types
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+
+def text_of(result) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+@asynccontextmanager
+async def connected(arguments, **options):
+    if arguments.command:
+        env = dict(pair.split("=", 1) for pair in arguments.env)
+        params = StdioServerParameters(command=arguments.command, args=["stdio"], env=env)
+        async with Client(params, mode=arguments.mode, cache=None, read_timeout_seconds=60, **options) as client:
+            yield client
+    else:
+        with open(arguments.key_file) as file:
+            key = file.read().strip()
+        tls = ssl.create_default_context(cafile=arguments.trust)
+        async with httpx2.AsyncClient(
+            headers={"Authorization": f"Bearer {key}"}, verify=tls, timeout=httpx2.Timeout(30.0, read=120.0)
+        ) as http:
+            transport = streamable_http_client(arguments.url, http_client=http)
+            async with Client(transport, mode=arguments.mode, cache=None, read_timeout_seconds=60, **options) as client:
+                yield client
+
+
+async def consent(arguments) -> dict:
+    questions: list = []
+
+    async def answer(context, params):
+        questions.append({"message": params.message, "schema": params.requested_schema})
+        if arguments.answer == "accept":
+            return types.ElicitResult(action="accept", content={"agree": True})
+        return types.ElicitResult(action=arguments.answer)
+
+    options = {} if arguments.answer == "none" else {"elicitation_callback": answer}
+    async with connected(arguments, **options) as client:
+        rehearsed = await client.call_tool("rehearse_downloads_pause", {})
+        offer = (rehearsed.structured_content or {}).get("data", {}).get("offer")
+        calls = []
+        for _ in range(2):
+            result = await client.call_tool("downloads_pause", {"offer": offer})
+            calls.append({
+                "is_error": result.is_error,
+                "text": text_of(result),
+                "consent": (result.meta or {}).get("consent"),
+                "kind": (result.structured_content or {}).get("kind"),
+            })
+        return {
+            "protocol": client.protocol_version,
+            "rehearsal": text_of(rehearsed),
+            "questions": questions,
+            "calls": calls,
+        }
+
+
+async def control(arguments, what: str) -> None:
+    async with httpx2.AsyncClient() as http:
+        response = await http.post(f"{arguments.control}/{what}")
+        response.raise_for_status()
+
+
+async def watch(arguments) -> dict:
+    updates: list = []
+    seen = anyio.Event()
+
+    async def on_message(message):
+        if isinstance(message, types.ResourceUpdatedNotification):
+            updates.append(message.params.uri)
+            seen.set()
+
+    async def wait_for_update(within: float) -> float | None:
+        started = time.monotonic()
+        with anyio.move_on_after(within):
+            await seen.wait()
+            return time.monotonic() - started
+        return None
+
+    async with connected(arguments, message_handler=on_message) as client:
+        seen_report: dict = {"protocol": client.protocol_version}
+        if arguments.mode == "legacy":
+            await client.subscribe_resource(arguments.uri)
+            await anyio.sleep(arguments.settle)
+            await control(arguments, "downloads/pause")
+            seen_report["updated_after"] = await wait_for_update(arguments.within)
+            seen_report["updates"] = list(updates)
+            await client.unsubscribe_resource(arguments.uri)
+            seen = anyio.Event()
+            await control(arguments, "downloads/resume")
+            await anyio.sleep(arguments.within)
+            seen_report["updates_after_unsubscribe"] = updates[len(seen_report["updates"]):]
+        else:
+            async with client.listen(resource_subscriptions=[arguments.uri]) as subscription:
+                seen_report["honored"] = list(subscription.honored.resource_subscriptions or [])
+                await anyio.sleep(arguments.settle)
+                await control(arguments, "downloads/pause")
+                started = time.monotonic()
+                seen_report["updated_after"] = None
+                with anyio.move_on_after(arguments.within):
+                    async for event in subscription:
+                        if getattr(event, "uri", None) == arguments.uri:
+                            seen_report["updated_after"] = time.monotonic() - started
+                            seen_report["updates"] = [event.uri]
+                            break
+            await control(arguments, "downloads/resume")
+        return seen_report
+
+
+async def prompts(arguments) -> dict:
+    async with connected(arguments) as client:
+        listed = await client.list_prompts()
+        seen: dict = {
+            "protocol": client.protocol_version,
+            "prompts": sorted(prompt.name for prompt in listed.prompts),
+            "arguments": {prompt.name: sorted(a.name for a in prompt.arguments or []) for prompt in listed.prompts},
+        }
+        rendered = {}
+        for prompt in listed.prompts:
+            given = {argument.name: arguments.value for argument in (prompt.arguments or [])[:1]}
+            got = await client.get_prompt(prompt.name, given)
+            rendered[prompt.name] = [message.content.text for message in got.messages]
+        seen["rendered"] = rendered
+        held = await client.call_tool("read_held", {})
+        seen["held"] = [title["id"] for title in (held.structured_content or {}).get("data", {}).get("holdings", [])]
+        template = types.ResourceTemplateReference(uri="lemonfiber://read/held/{id}")
+        seen["titles"] = (await client.complete(template, {"name": "id", "value": ""})).completion.values
+        seen["titles_narrowed"] = (
+            await client.complete(template, {"name": "id", "value": arguments.prefix})
+        ).completion.values
+        services = types.PromptReference(name="why_stuck")
+        seen["services"] = (await client.complete(services, {"name": "service", "value": ""})).completion.values
+        return seen
+
+
+async def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("scenario", choices=["consent", "watch", "prompts"])
+    parser.add_argument("--mode", choices=["auto", "legacy"], required=True)
+    parser.add_argument("--command", help="stdio: the server to start")
+    parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE", help="stdio: its environment")
+    parser.add_argument("--url", help="http: the MCP endpoint")
+    parser.add_argument("--key-file", help="http: the file holding the bearer key")
+    parser.add_argument("--trust", help="http: the server's certificate (PEM) to trust")
+    parser.add_argument("--answer", choices=["accept", "decline", "cancel", "none"], default="accept")
+    parser.add_argument("--control", help="watch: the demo's control endpoint")
+    parser.add_argument("--uri", default="lemonfiber://read/status", help="watch: the resource")
+    parser.add_argument("--within", type=float, default=10.0, help="watch: seconds to wait for an update")
+    parser.add_argument("--settle", type=float, default=1.5, help="watch: seconds before changing the resource")
+    parser.add_argument("--value", default="Arrival", help="prompts: the value each prompt's first argument gets")
+    parser.add_argument("--prefix", default="ttl-a", help="prompts: what is typed before completing a title")
+    arguments = parser.parse_args()
+    scenario = {"consent": consent, "watch": watch, "prompts": prompts}[arguments.scenario]
+    json.dump(await scenario(arguments), sys.stdout)
+
+
+if __name__ == "__main__":
+    # resources/subscribe is how the versions before 2026-07-28 watch a resource, which is tested here knowingly.
+    warnings.filterwarnings("ignore", message="resources/(un)?subscribe is removed")
+    anyio.run(main)

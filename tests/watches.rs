@@ -1,0 +1,142 @@
+//! Where a watch of a resource ends, and what a key may watch: rmcp's own client over stdio,
+//! against the real binary and the demo stack. The notifications themselves are proved with the
+//! Python SDK in tests/beyond.rs.
+
+// Test code stops at the first surprise, and reaches the server and the stack as any client would.
+#![allow(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_types,
+    clippy::disallowed_methods
+)]
+
+#[path = "support/demo.rs"]
+mod demo;
+#[path = "support/mcp.rs"]
+mod mcp;
+
+use std::time::Duration;
+
+use demo::DemoStack;
+use mcp::Stdio;
+use rmcp::model::{PaginatedRequestParams, SubscribeRequestParams, UnsubscribeRequestParams};
+
+const STATUS: &str = "lemonfiber://read/status";
+
+async fn server(demo: &DemoStack, key_file: &str) -> Stdio {
+    Stdio::start(&[
+        ("LEMONFIBER_ADDRESS", &demo.address),
+        ("LEMONFIBER_PIN", &demo.pin),
+        ("LEMONFIBER_KEY_FILE", key_file),
+        ("LEMONFIBER_WATCH_EVERY", "1"),
+    ])
+    .await
+}
+
+// resources/subscribe is how the versions before 2026-07-28 watch, which these tests speak.
+#[allow(deprecated)]
+async fn subscribe(server: &Stdio, uri: &str) -> Result<(), rmcp::ServiceError> {
+    server
+        .client
+        .subscribe(SubscribeRequestParams::new(uri))
+        .await
+}
+
+async fn status_reads(demo: &DemoStack) -> usize {
+    demo.requests()
+        .await
+        .iter()
+        .filter(|request| request["path"] == "/api/status")
+        .count()
+}
+
+#[tokio::test]
+async fn a_watch_reads_every_so_often_and_ends_for_good_when_the_key_is_refused() {
+    let demo = DemoStack::start().await;
+    let server = server(&demo, &demo.act_key_file).await;
+    subscribe(&server, STATUS).await.expect("watched");
+    let before = status_reads(&demo).await;
+    tokio::time::sleep(Duration::from_millis(3500)).await;
+    let watching = status_reads(&demo).await - before;
+    assert!(
+        (2..=5).contains(&watching),
+        "read about once a second: {watching}"
+    );
+    demo.control("revoke/act").await;
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    let at_refusal = status_reads(&demo).await;
+    tokio::time::sleep(Duration::from_millis(3000)).await;
+    assert_eq!(
+        status_reads(&demo).await,
+        at_refusal,
+        "the key is not sent again once refused"
+    );
+}
+
+#[tokio::test]
+async fn unsubscribing_ends_the_watch() {
+    let demo = DemoStack::start().await;
+    let server = server(&demo, &demo.act_key_file).await;
+    subscribe(&server, STATUS).await.expect("watched");
+    tokio::time::sleep(Duration::from_millis(1500)).await;
+    #[allow(deprecated)]
+    server
+        .client
+        .unsubscribe(UnsubscribeRequestParams::new(STATUS))
+        .await
+        .expect("unsubscribed");
+    tokio::time::sleep(Duration::from_millis(500)).await;
+    let after = status_reads(&demo).await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    assert_eq!(status_reads(&demo).await, after, "no more reads");
+}
+
+#[tokio::test]
+async fn a_key_watches_at_most_sixteen_resources_and_only_those_it_is_offered() {
+    let demo = DemoStack::start().await;
+    let server = server(&demo, &demo.act_key_file).await;
+    let resources = server
+        .client
+        .list_resources(None::<PaginatedRequestParams>)
+        .await
+        .expect("listed")
+        .resources;
+    assert!(resources.len() > 17);
+    for resource in &resources[..16] {
+        subscribe(&server, &resource.uri)
+            .await
+            .expect("within the limit");
+    }
+    subscribe(&server, &resources[0].uri)
+        .await
+        .expect("watching the same resource again is not another watch");
+    let refused = subscribe(&server, &resources[16].uri)
+        .await
+        .expect_err("one too many");
+    assert!(refused.to_string().contains("at most 16"), "{refused}");
+    #[allow(deprecated)]
+    server
+        .client
+        .unsubscribe(UnsubscribeRequestParams::new(&resources[0].uri))
+        .await
+        .expect("unsubscribed");
+    subscribe(&server, &resources[16].uri)
+        .await
+        .expect("room again");
+
+    let member = server_for_member(&demo).await;
+    let refused = subscribe(&member, STATUS).await.expect_err("not offered");
+    assert!(refused.to_string().contains("read_status"), "{refused}");
+    let unknown = subscribe(&member, "lemonfiber://read/nothing")
+        .await
+        .expect_err("no such resource");
+    assert!(unknown.to_string().contains("no resource"), "{unknown}");
+    subscribe(&member, "lemonfiber://read/held")
+        .await
+        .expect("a member watches its library");
+}
+
+async fn server_for_member(demo: &DemoStack) -> Stdio {
+    server(demo, &demo.member_key_file).await
+}
