@@ -623,6 +623,39 @@ mod tests {
     }
 
     #[test]
+    fn consent_and_the_watch_interval_are_read_and_a_bad_one_is_named() {
+        let with = |pairs: &[(&str, &str)]| {
+            let mut all = vec![
+                (ADDRESS, "stack.example:8443"),
+                (KEY, KEY_TEXT),
+                (PIN, PIN_TEXT),
+            ];
+            all.extend_from_slice(pairs);
+            settings(&all)
+        };
+        let defaults = with(&[]).expect("the defaults").conduct;
+        assert_eq!(defaults.consent, ConsentMode::Offer);
+        assert_eq!(defaults.watch_every, Duration::from_secs(15));
+        for (word, mode) in [
+            ("ask", ConsentMode::Ask),
+            (" Both ", ConsentMode::Both),
+            ("offer", ConsentMode::Offer),
+        ] {
+            let conduct = with(&[(CONSENT, word)]).expect(word).conduct;
+            assert_eq!(conduct.consent, mode, "{word}");
+        }
+        let refused = with(&[(CONSENT, "yes")]).expect_err("not a mode");
+        assert_eq!(
+            refused.to_string(),
+            "LEMONFIBER_CONSENT must be ask, offer or both"
+        );
+        let quick = with(&[(WATCH_EVERY, "1")]).expect("a second").conduct;
+        assert_eq!(quick.watch_every, Duration::from_secs(1));
+        let refused = with(&[(WATCH_EVERY, "0")]).expect_err("never");
+        assert!(refused.to_string().contains(WATCH_EVERY), "{refused}");
+    }
+
+    #[test]
     fn a_stack_needs_a_pin_wherever_it_is_f13_r7() {
         for address in [
             "https://stack.example:8443",

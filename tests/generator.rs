@@ -333,3 +333,43 @@ fn two_tools_of_one_name_and_two_actions_that_would_be_one_variant_are_named() {
         "{problems:#?}"
     );
 }
+
+#[test]
+fn a_prompt_becomes_part_of_the_catalogue_and_its_faults_are_named() {
+    let prompt = |audience: &str, uses: &str, adds: &str, complete: &str| {
+        format!(
+            "[prompts.healthy]\ntitle = \"Healthy?\"\naudience = \"{audience}\"\ndescription = \"A look.\"\n\
+             text = \"Is it healthy?\"\nuses = [{uses}]\n[prompts.healthy.arguments.service]\n\
+             description = \"A service.\"\nadds = \"{adds}\"\ncomplete = \"{complete}\"\n"
+        )
+    };
+    let good = prompt(
+        "operator",
+        "\"read_status\"",
+        "Look at {value}.",
+        "services",
+    );
+    let generated = contract::generate(&contract_with(json!({})), &words_with(&good))
+        .unwrap_or_else(|problems| panic!("{problems:#?}"));
+    assert!(generated.catalogue.contains(r#"name: "healthy""#));
+    assert!(generated.catalogue.contains("Completing::Services"));
+
+    let bad = prompt(
+        "household",
+        "\"read_status\", \"read_gone\"",
+        "Look.",
+        "songs",
+    );
+    let problems = problems_of(&contract_with(json!({})), &words_with(&bad));
+    for expected in [
+        "prompt healthy uses read_gone, which is no tool",
+        "prompt healthy is for the household, and uses read_status, which a member is never offered",
+        "prompt healthy argument service needs a description, and words that add {value}",
+        "prompt healthy argument service completes songs: it may complete titles, services or forms",
+    ] {
+        assert!(
+            problems.iter().any(|problem| problem == expected),
+            "{expected}: {problems:#?}"
+        );
+    }
+}
