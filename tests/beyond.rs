@@ -173,6 +173,37 @@ async fn the_person_is_asked_over_https_in_a_session_and_on_2026_07_28() {
     }
 }
 
+/// The question names what was rehearsed, and says a disturbing action disturbs.
+#[tokio::test]
+async fn the_question_names_the_services_rehearsed_and_what_it_disturbs() {
+    let demo = DemoStack::start().await;
+    let seen = beyond(
+        &Way::Stdio(&demo, &[]),
+        "consent",
+        "legacy",
+        &[
+            "--act",
+            "restart",
+            "--arguments",
+            r#"{"services": ["sonarr"]}"#,
+            "--answer",
+            "decline",
+        ],
+    )
+    .await;
+    let message = seen["questions"][0]["message"].as_str().unwrap_or_default();
+    assert!(message.contains("Restart services (restart)"), "{message}");
+    assert!(
+        message.contains(r#"narrowed as rehearsed to {"services":["sonarr"]}"#),
+        "{message}"
+    );
+    assert!(
+        message.contains("interrupts what the services involved are doing"),
+        "{message}"
+    );
+    assert_eq!(seen["calls"][0]["is_error"], true, "declined: {seen}");
+}
+
 /// A client that cannot ask its person acts on the offer alone by default (and `both`), is
 /// refused under `ask`; and the audit line records how consent was given.
 #[tokio::test]

@@ -165,9 +165,14 @@ pub fn consent_question(title: &str, act: &str, disturbs: bool, rehearsed: &str)
     } else {
         "It interrupts nothing that is playing."
     };
+    let narrowed = if rehearsed == "{}" {
+        "with nothing narrowed, so it applies to everything it concerns".to_owned()
+    } else {
+        format!("narrowed as rehearsed to {rehearsed}")
+    };
     format!(
-        "Your assistant asks to act on your lemonfiber media stack: {title} ({act}), exactly as rehearsed with \
-         the arguments {rehearsed}. {disturbs} It happens once, only if you agree here."
+        "Your assistant asks to act on your lemonfiber media stack: {title} ({act}), {narrowed}. {disturbs} It \
+         happens once, only if you agree here."
     )
 }
 

@@ -5,7 +5,7 @@ It connects over stdio (starting the server) or over Streamable HTTP (bearer key
 server's certificate), in the SDK's auto mode (2026-07-28) or legacy mode (2025-11-25), runs one
 scenario and prints one JSON object of what it saw:
 
-- consent: rehearses pausing downloads and acts on the offer twice, answering every question the
+- consent: rehearses an action (pausing downloads unless --act names another) and acts on the offer twice, answering every question the
   server puts to the person as --answer says (or declaring no elicitation at all with --answer none).
 - watch: watches a resource, has the demo's control endpoint change it, waits for the update, stops
   watching, changes it back and waits again.
@@ -61,11 +61,11 @@ async def consent(arguments) -> dict:
 
     options = {} if arguments.answer == "none" else {"elicitation_callback": answer}
     async with connected(arguments, **options) as client:
-        rehearsed = await client.call_tool("rehearse_downloads_pause", {})
+        rehearsed = await client.call_tool(f"rehearse_{arguments.act}", json.loads(arguments.arguments))
         offer = (rehearsed.structured_content or {}).get("data", {}).get("offer")
         calls = []
         for _ in range(2):
-            result = await client.call_tool("downloads_pause", {"offer": offer})
+            result = await client.call_tool(arguments.act, {"offer": offer})
             calls.append({
                 "is_error": result.is_error,
                 "text": text_of(result),
@@ -168,6 +168,8 @@ async def main() -> None:
     parser.add_argument("--key-file", help="http: the file holding the bearer key")
     parser.add_argument("--trust", help="http: the server's certificate (PEM) to trust")
     parser.add_argument("--answer", choices=["accept", "decline", "cancel", "none"], default="accept")
+    parser.add_argument("--act", default="downloads_pause", help="consent: the act tool")
+    parser.add_argument("--arguments", default="{}", help="consent: the rehearsal's arguments, as JSON")
     parser.add_argument("--control", help="watch: the demo's control endpoint")
     parser.add_argument("--uri", default="lemonfiber://read/status", help="watch: the resource")
     parser.add_argument("--within", type=float, default=10.0, help="watch: seconds to wait for an update")
