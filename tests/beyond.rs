@@ -17,8 +17,6 @@ mod demo;
 #[path = "support/python.rs"]
 mod python;
 
-use std::path::Path;
-
 use demo::{DemoStack, Scratch};
 use python::python_script;
 use serde_json::Value;
@@ -64,23 +62,13 @@ async fn beyond(way: &Way<'_>, scenario: &str, mode: &str, extra: &[&str]) -> Va
                 "--key-file".into(),
                 (*key_file).into(),
                 "--trust".into(),
-                certificate_of(demo),
+                demo.mcp_certificate(),
             ]);
         }
     }
     args.extend(extra.iter().map(|arg| (*arg).to_owned()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
     python_script("beyond.py", &args).await
-}
-
-/// The demo's MCP certificate, which the demo keeps beside its keys.
-fn certificate_of(demo: &DemoStack) -> String {
-    let keys = Path::new(&demo.read_key_file)
-        .parent()
-        .expect("the key folder");
-    keys.join("mcp/server-certificate.pem")
-        .display()
-        .to_string()
 }
 
 /// How many times the stack was asked to act (not rehearse) on pausing downloads.

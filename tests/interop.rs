@@ -18,8 +18,6 @@ mod demo;
 #[path = "support/python.rs"]
 mod python;
 
-use std::path::Path;
-
 use demo::DemoStack;
 use python::{python_client, python_script};
 use serde_json::Value;
@@ -98,7 +96,7 @@ async fn the_python_sdk_over_stdio_in_auto_and_legacy_modes() {
 #[tokio::test]
 async fn the_python_sdk_over_https_with_a_bearer_key_in_auto_and_legacy_modes() {
     let demo = DemoStack::start().await;
-    let trust = certificate_of(&demo);
+    let trust = demo.mcp_certificate();
     for (mode, protocol) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
         let seen = python_client(&[
             "--mode",
@@ -121,7 +119,7 @@ async fn the_python_sdk_over_https_with_a_bearer_key_in_auto_and_legacy_modes() 
 #[tokio::test]
 async fn two_clients_with_different_keys_at_once_each_get_their_own_tools() {
     let demo = DemoStack::start().await;
-    let trust = certificate_of(&demo);
+    let trust = demo.mcp_certificate();
     let read = [
         "--mode",
         "legacy",
@@ -159,16 +157,6 @@ async fn two_clients_with_different_keys_at_once_each_get_their_own_tools() {
     assert_eq!(member["read"]["kind"], "household");
 }
 
-/// The demo's MCP certificate, which the demo keeps beside its keys.
-fn certificate_of(demo: &DemoStack) -> String {
-    let keys = Path::new(&demo.read_key_file)
-        .parent()
-        .expect("the key folder");
-    keys.join("mcp/server-certificate.pem")
-        .display()
-        .to_string()
-}
-
 /// The SDK's OAuth client signs in from the URL alone, as a provider-hosted assistant does: it
 /// discovers, registers, sends the person to the page (the script fills it in with `credential`,
 /// as a browser without script would), exchanges the code, uses and refreshes its token; then the
@@ -187,7 +175,7 @@ async fn signed_in(demo: &DemoStack, credential: &str, revoke: &str) -> Value {
             "--url",
             &demo.mcp_url,
             "--trust",
-            &certificate_of(demo),
+            &demo.mcp_certificate(),
             "--credential-file",
             &file.display().to_string(),
             "--revoke",

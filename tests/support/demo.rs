@@ -112,6 +112,16 @@ impl DemoStack {
             .to_owned()
     }
 
+    /// Where the demo keeps its MCP endpoint's certificate (beside its keys), for a client to trust.
+    pub fn mcp_certificate(&self) -> String {
+        Path::new(&self.read_key_file)
+            .parent()
+            .expect("the key folder")
+            .join("mcp/server-certificate.pem")
+            .display()
+            .to_string()
+    }
+
     /// Every key the demo minted: what must never show up in a log, result or error.
     pub fn all_keys(&self) -> Vec<String> {
         [
