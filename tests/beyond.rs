@@ -361,6 +361,11 @@ async fn prompts_differ_by_audience_and_completions_come_from_the_keys_own_reads
             seen["titles"], seen["held"],
             "the key's own library: {seen}"
         );
+        assert_eq!(
+            seen["title_names"],
+            serde_json::json!(["Arrival"]),
+            "a title by its name: {seen}"
+        );
     }
     assert!(
         operator["services"]

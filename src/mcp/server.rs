@@ -225,15 +225,11 @@ impl LemonfiberServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<Watch, McpError> {
         let version = context.protocol_version();
-        let found = catalogue::reads().find_map(|tool| Some((tool, tool.match_resource(uri)?)));
-        let Some((tool, path_values)) = found else {
-            return Err(resource_not_found(
-                uri,
-                sentences::no_such_resource(),
-                version,
-            ));
-        };
-        let Operation::Read(read) = tool.operation else {
+        let found = catalogue::reads().find_map(|tool| match tool.operation {
+            Operation::Read(read) => Some((tool, read, tool.match_resource(uri)?)),
+            _ => None,
+        });
+        let Some((tool, read, path_values)) = found else {
             return Err(resource_not_found(
                 uri,
                 sentences::no_such_resource(),
@@ -536,7 +532,7 @@ impl LemonfiberServer {
 
     /// The body an act is sent with, its `Idempotency-Key`, and the person's yes. For an action
     /// that is rehearsed: the offer opened for this key and action, the person asked where their
-    /// client can ask (F13-R4 goes further than the offer here), and the offer spent before
+    /// client can ask, and the offer spent before
     /// anything is sent; the arguments sealed in it are sent with the stack's own offer (and
     /// `confirm`, if given), under the offer's key. Otherwise the arguments as given, under a
     /// fresh key. Refused, it says why in the call's answer.
@@ -1023,19 +1019,19 @@ impl ServerHandler for LemonfiberServer {
             return Ok(completed);
         };
         let argument = &request.argument.name;
-        let completing = match &request.r#ref {
+        let source = match &request.r#ref {
             Reference::Resource(template) => prompts::completing_parameter(&template.uri, argument),
             Reference::Prompt(named) => prompts::offered(&offer)
                 .find(|prompt| prompt.name == named.name)
                 .and_then(|prompt| prompt.arguments.iter().find(|taken| taken.name == argument))
-                .and_then(|taken| taken.complete),
+                .and_then(|taken| taken.complete)
+                .map(prompts::source),
             _ => None,
         };
-        let Some(completing) = completing else {
+        let Some(source) = source else {
             return Ok(completed);
         };
-        let (read_tool, array, field) = prompts::source(completing);
-        let Some(tool) = catalogue::find(read_tool).filter(|tool| offer.admits(tool)) else {
+        let Some(tool) = catalogue::find(source.read).filter(|tool| offer.admits(tool)) else {
             return Ok(completed);
         };
         let Operation::Read(read) = tool.operation else {
@@ -1047,7 +1043,7 @@ impl ServerHandler for LemonfiberServer {
         match self.stack.read(read, &arguments).await {
             Ok(reply) => {
                 completed.completion =
-                    prompts::completion(&reply, array, field, &request.argument.value);
+                    prompts::completion(&reply, &source, &request.argument.value);
             }
             Err(failure) => tracing::info!(
                 failure = failure_name(&failure),

@@ -128,6 +128,10 @@ async def prompts(arguments) -> dict:
         seen["titles_narrowed"] = (
             await client.complete(template, {"name": "id", "value": arguments.prefix})
         ).completion.values
+        with_title = next(prompt.name for prompt in listed.prompts if "title" in seen["arguments"][prompt.name])
+        seen["title_names"] = (
+            await client.complete(types.PromptReference(name=with_title), {"name": "title", "value": "arr"})
+        ).completion.values
         services = types.PromptReference(name="why_stuck")
         seen["services"] = (await client.complete(services, {"name": "service", "value": ""})).completion.values
         return seen
