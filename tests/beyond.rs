@@ -258,6 +258,24 @@ async fn a_client_that_cannot_ask_follows_lemonfiber_consent_and_the_audit_says_
     );
 }
 
+/// On 2026-07-28 a yes counts only with the question the server handed out for this key, action
+/// and offer: brought back with it changed, it is no answer, which `both` refuses; with it as it
+/// was, it acts.
+#[tokio::test]
+async fn a_yes_brought_back_with_another_question_is_no_answer() {
+    let demo = DemoStack::start().await;
+    let settings = [("LEMONFIBER_CONSENT", "both")];
+    let seen = beyond(&Way::Stdio(&demo, &settings), "unanswered", "auto", &[]).await;
+    assert_eq!(seen["protocol"], "2026-07-28");
+    assert_eq!(seen["input_required"], true, "{seen}");
+    assert_eq!(seen["asks"], serde_json::json!(["consent"]), "{seen}");
+    assert_eq!(seen["changed"]["is_error"], true, "{seen}");
+    assert!(text(&seen["changed"]).contains("did not answer"), "{seen}");
+    assert_eq!(seen["as_handed_out"]["is_error"], false, "{seen}");
+    assert_eq!(seen["as_handed_out"]["consent"], "asked", "{seen}");
+    assert_eq!(pauses_sent(&demo).await, 1, "acted once");
+}
+
 /// A subscribed resource is told within one poll of the demo changing it, and not after the
 /// client stops watching: `resources/subscribe` in a session, `subscriptions/listen` from
 /// 2026-07-28.

@@ -64,7 +64,8 @@ async fn a_watch_reads_every_so_often_and_ends_for_good_when_the_key_is_refused(
         "read about once a second: {watching}"
     );
     demo.control("revoke/act").await;
-    tokio::time::sleep(Duration::from_millis(1500)).await;
+    // One more read, a second on, is refused; the watch ends there.
+    tokio::time::sleep(Duration::from_millis(2500)).await;
     let at_refusal = status_reads(&demo).await;
     tokio::time::sleep(Duration::from_millis(3000)).await;
     assert_eq!(

@@ -7,6 +7,8 @@ scenario and prints one JSON object of what it saw:
 
 - consent: rehearses an action (pausing downloads unless --act names another) and acts on the offer twice, answering every question the
   server puts to the person as --answer says (or declaring no elicitation at all with --answer none).
+- unanswered: on 2026-07-28, brings the person's yes back with the sealed question changed, then as
+  it was handed out.
 - watch: watches a resource, has the demo's control endpoint change it, waits for the update, stops
   watching, changes it back and waits again.
 - prompts: lists prompts, gets each with arguments, and asks for completions.
@@ -53,6 +55,37 @@ async def consent(arguments) -> dict:
             "questions": questions,
             "calls": calls,
         }
+
+
+async def unanswered(arguments) -> dict:
+    """On 2026-07-28, drives the rounds by hand: the call that asks, then the answer brought back
+    with the question changed, and then with the question as it was handed out."""
+
+    async def never_called(context, params):
+        raise AssertionError("the rounds are driven by hand")
+
+    async with connected(arguments, elicitation_callback=never_called) as client:
+        rehearsed = await client.call_tool("rehearse_downloads_pause", {})
+        offer = (rehearsed.structured_content or {}).get("data", {}).get("offer")
+        first = await client.session.call_tool("downloads_pause", {"offer": offer}, allow_input_required=True)
+        question = first.request_state or ""
+        yes = {"consent": types.ElicitResult(action="accept", content={"agree": True})}
+        changed = question[:-2] + ("AA" if not question.endswith("AA") else "BB")
+        seen: dict = {
+            "protocol": client.protocol_version,
+            "input_required": isinstance(first, types.InputRequiredResult),
+            "asks": sorted((first.input_requests or {}).keys()) if isinstance(first, types.InputRequiredResult) else None,
+        }
+        for name, state in [("changed", changed), ("as_handed_out", question)]:
+            result = await client.session.call_tool(
+                "downloads_pause", {"offer": offer}, input_responses=yes, request_state=state, allow_input_required=True
+            )
+            seen[name] = {
+                "is_error": getattr(result, "is_error", None),
+                "text": text_of(result) if hasattr(result, "content") else None,
+                "consent": (getattr(result, "meta", None) or {}).get("consent"),
+            }
+        return seen
 
 
 async def control(arguments, what: str) -> None:
@@ -139,7 +172,7 @@ async def prompts(arguments) -> dict:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("scenario", choices=["consent", "watch", "prompts"])
+    parser.add_argument("scenario", choices=["consent", "unanswered", "watch", "prompts"])
     add_arguments(parser)
     parser.add_argument("--answer", choices=["accept", "decline", "cancel", "none"], default="accept")
     parser.add_argument("--act", default="downloads_pause", help="consent: the act tool")
@@ -151,7 +184,7 @@ async def main() -> None:
     parser.add_argument("--value", default="Arrival", help="prompts: the value each prompt's first argument gets")
     parser.add_argument("--prefix", default="ttl-a", help="prompts: what is typed before completing a title")
     arguments = parser.parse_args()
-    scenario = {"consent": consent, "watch": watch, "prompts": prompts}[arguments.scenario]
+    scenario = {"consent": consent, "unanswered": unanswered, "watch": watch, "prompts": prompts}[arguments.scenario]
     json.dump(await scenario(arguments), sys.stdout)
 
 
