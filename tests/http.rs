@@ -50,6 +50,15 @@ async fn every_request_needs_an_integration_key_as_its_bearer() {
         .await
         .expect("answered");
     assert_eq!(missing.status(), StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        missing
+            .headers()
+            .get("connection")
+            .map(|value| value.as_bytes()),
+        Some(&b"close"[..]),
+        "refused before its body was read, the connection closes and says so, so no client sends \
+         its next request on it"
+    );
     let challenge = missing
         .headers()
         .get("www-authenticate")
@@ -78,14 +87,15 @@ async fn every_request_needs_an_integration_key_as_its_bearer() {
     );
 
     let key = demo.key(&demo.read_key_file);
-    assert_eq!(
-        server
-            .post(Some(&key), &initialize())
-            .send()
-            .await
-            .expect("answered")
-            .status(),
-        StatusCode::OK
+    let accepted = server
+        .post(Some(&key), &initialize())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(accepted.status(), StatusCode::OK);
+    assert!(
+        accepted.headers().get("connection").is_none(),
+        "a request answered after its body was read keeps its connection"
     );
 }
 

@@ -46,6 +46,7 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 /// How long a request may take to be answered (a streamed answer may go on after).
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 const SESSION_HEADER: &str = "mcp-session-id";
+const CLOSE: HeaderValue = HeaderValue::from_static("close");
 /// How long a stopping server waits for the certificate's keeper to withdraw what it put out
 /// (an ACME DNS record), which the operator's hook may take a while to do.
 const KEEPER_FINISHES_WITHIN: Duration = Duration::from_secs(30);
@@ -308,93 +309,16 @@ async fn mcp(
     ConnectInfo(peer): ConnectInfo<SocketAddr>,
     request: Request,
 ) -> Response {
-    let Ok(everyone) = app.under_way.clone().try_acquire_owned() else {
-        return too_many(
-            1,
-            "The server has too many requests under way; try again shortly.",
-        );
-    };
-    if let Err(seconds) = app.peers.request(peer.ip()) {
-        return too_many(
-            seconds,
-            "Too many requests from this address; wait before the next.",
-        );
-    }
-    let issuer = match app.checks.check(request.uri(), request.headers()) {
-        Ok(host) => format!("https://{host}"),
-        Err(refused) => {
-            return match refused.unsupported_version {
-                Some(requested) => answer_unsupported_version(request, &requested).await,
-                None => refused.into_response(),
-            };
+    // The body is not Sync, so only the head is looked at across the checks' waits.
+    let (head, body) = request.into_parts();
+    let admission = admitted(&app, peer, &head).await;
+    let request = Request::from_parts(head, body);
+    let (service, held) = match admission {
+        Ok(admitted) => admitted,
+        Err(NotAdmitted::UnsupportedVersion(requested)) => {
+            return answer_unsupported_version(request, &requested).await;
         }
-    };
-    let key = match oauth::key_of(&app.sign_in, request.headers(), &issuer) {
-        Ok(key) => key,
-        Err(refused) => return refused.into_response(),
-    };
-    let admission = match app.keys.known(&key).await {
-        Some(known) => known,
-        None => {
-            if let Err(seconds) = app.peers.new_key(peer.ip()) {
-                return too_many(
-                    seconds,
-                    "Too many keys this server has not seen from this address; wait before the next.",
-                );
-            }
-            app.keys.check(key).await
-        }
-    };
-    let service = match admission {
-        Admission::Accepted(service) => service,
-        Admission::Refused => return oauth::key_refused(&issuer).into_response(),
-        Admission::Throttled(seconds) => {
-            return too_many(
-                seconds.unwrap_or(30),
-                "The stack is turning requests from this key away for now; wait before the next.",
-            );
-        }
-        Admission::NotPinned => {
-            return refusal(
-                StatusCode::SERVICE_UNAVAILABLE,
-                "stack_not_pinned",
-                "The stack does not count this server's connection as pinned (ADMIT-11), so it will not take the \
-                 key over it. The operator should check the stack's address and pin this server was given.",
-            )
-            .into_response();
-        }
-        Admission::Unreachable => {
-            return after(
-                5,
-                refusal(
-                    StatusCode::SERVICE_UNAVAILABLE,
-                    "stack_unreachable",
-                    "The stack could not be asked about this key: it did not answer, or its certificate is not \
-                     the pinned one. Try again shortly.",
-                ),
-            );
-        }
-    };
-    if let Err(seconds) = service.admit() {
-        return too_many(
-            seconds,
-            "This key has made too many requests; wait before the next.",
-        );
-    }
-    // The standing stream a session opens with GET lasts as long as the session: once its key
-    // is checked it is no longer a request under way.
-    let held = if request.method() == Method::GET {
-        (None, None)
-    } else {
-        match service.under_way() {
-            Some(this_key) => (Some(everyone), Some(this_key)),
-            None => {
-                return too_many(
-                    1,
-                    "This key has too many requests under way at once; wait for one to finish.",
-                );
-            }
-        }
+        Err(NotAdmitted::Refused(refused)) => return unread(&request, refused),
     };
     match *request.method() {
         Method::POST => post(&app, &service, request, held).await,
@@ -404,6 +328,130 @@ async fn mcp(
             answered(&service, request, held, primes).await
         }
     }
+}
+
+/// Why a request to `/mcp` goes no further than its headers.
+enum NotAdmitted {
+    /// It names a protocol version this server does not speak: answered to its message's id.
+    UnsupportedVersion(String),
+    Refused(Response),
+}
+
+impl From<Response> for NotAdmitted {
+    fn from(refused: Response) -> NotAdmitted {
+        NotAdmitted::Refused(refused)
+    }
+}
+
+/// The key's service a request is admitted to, with the permits it holds while under way; or why
+/// not, decided from its headers alone.
+async fn admitted(
+    app: &App,
+    peer: SocketAddr,
+    request: &http::request::Parts,
+) -> Result<(Arc<KeyService>, Held), NotAdmitted> {
+    let Ok(everyone) = app.under_way.clone().try_acquire_owned() else {
+        return Err(too_many(
+            1,
+            "The server has too many requests under way; try again shortly.",
+        )
+        .into());
+    };
+    if let Err(seconds) = app.peers.request(peer.ip()) {
+        return Err(too_many(
+            seconds,
+            "Too many requests from this address; wait before the next.",
+        )
+        .into());
+    }
+    let issuer = match app.checks.check(&request.uri, &request.headers) {
+        Ok(host) => format!("https://{host}"),
+        Err(refused) => {
+            return Err(match refused.unsupported_version {
+                Some(requested) => NotAdmitted::UnsupportedVersion(requested),
+                None => refused.into_response().into(),
+            });
+        }
+    };
+    let key = oauth::key_of(&app.sign_in, &request.headers, &issuer)
+        .map_err(|refused| refused.into_response())?;
+    let admission = match app.keys.known(&key).await {
+        Some(known) => known,
+        None => {
+            if let Err(seconds) = app.peers.new_key(peer.ip()) {
+                return Err(too_many(
+                    seconds,
+                    "Too many keys this server has not seen from this address; wait before the next.",
+                )
+                .into());
+            }
+            app.keys.check(key).await
+        }
+    };
+    let service = match admission {
+        Admission::Accepted(service) => service,
+        Admission::Refused => return Err(oauth::key_refused(&issuer).into_response().into()),
+        Admission::Throttled(seconds) => {
+            return Err(too_many(
+                seconds.unwrap_or(30),
+                "The stack is turning requests from this key away for now; wait before the next.",
+            )
+            .into());
+        }
+        Admission::NotPinned => {
+            return Err(refusal(
+                StatusCode::SERVICE_UNAVAILABLE,
+                "stack_not_pinned",
+                "The stack does not count this server's connection as pinned (ADMIT-11), so it will not take the \
+                 key over it. The operator should check the stack's address and pin this server was given.",
+            )
+            .into());
+        }
+        Admission::Unreachable => {
+            return Err(after(
+                5,
+                refusal(
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "stack_unreachable",
+                    "The stack could not be asked about this key: it did not answer, or its certificate is not \
+                     the pinned one. Try again shortly.",
+                ),
+            )
+            .into());
+        }
+    };
+    if let Err(seconds) = service.admit() {
+        return Err(too_many(
+            seconds,
+            "This key has made too many requests; wait before the next.",
+        )
+        .into());
+    }
+    // The standing stream a session opens with GET lasts as long as the session: once its key
+    // is checked it is no longer a request under way.
+    if request.method == Method::GET {
+        return Ok((service, (None, None)));
+    }
+    match service.under_way() {
+        Some(this_key) => Ok((service, (Some(everyone), Some(this_key)))),
+        None => Err(too_many(
+            1,
+            "This key has too many requests under way at once; wait for one to finish.",
+        )
+        .into()),
+    }
+}
+
+/// A refusal sent before the request's body was read closes the connection, and says so: the
+/// server drops what is left of the body, and a client that sent its next request on the same
+/// connection would have it cut off unanswered.
+fn unread(request: &Request, mut refused: Response) -> Response {
+    let has_body = request.headers().contains_key(header::CONTENT_LENGTH)
+        || request.headers().contains_key(header::TRANSFER_ENCODING);
+    if has_body {
+        refused.headers_mut().insert(header::CONNECTION, CLOSE);
+    }
+    refused
 }
 
 /// A request naming a protocol version this server does not speak, answered as JSON-RPC: to the
@@ -419,25 +467,28 @@ async fn answer_unsupported_version(request: Request, requested: &str) -> Respon
     guard::unsupported_version(id, requested)
 }
 
-/// A request's whole body, within the cap and in time.
+/// A request's whole body, within the cap and in time. A body refused is not read to its end,
+/// so the connection closes after the refusal, which says so.
 async fn read_body(body: Body) -> Result<bytes::Bytes, Response> {
     let read = tokio::time::timeout(
         BODY_TIMEOUT,
         axum::body::to_bytes(body, guard::BODY_LIMIT as usize),
     );
-    match read.await {
-        Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(_)) => Err(refusal(
+    let mut refused = match read.await {
+        Ok(Ok(bytes)) => return Ok(bytes),
+        Ok(Err(_)) => refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",
             "The request body is larger than 4 MiB.",
-        )),
-        Err(_) => Err(refusal(
+        ),
+        Err(_) => refusal(
             StatusCode::REQUEST_TIMEOUT,
             "request_timeout",
             "The request body took too long to arrive.",
-        )),
-    }
+        ),
+    };
+    refused.headers_mut().insert(header::CONNECTION, CLOSE);
+    Err(refused)
 }
 
 /// A POST: one JSON-RPC message, within the cap. A message MCP cannot read is answered as
