@@ -66,7 +66,7 @@ pub struct Framed {
 }
 
 /// Where a result's `_meta` says how the person's yes to an action was had.
-pub const CONSENT_META: &str = "consent";
+const CONSENT_META: &str = "consent";
 
 /// Room left in the data for the note of what was left out.
 const ROOM_FOR_THE_NOTE: usize = 96;

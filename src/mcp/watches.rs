@@ -143,10 +143,9 @@ impl Watches {
     ) -> Result<(), NotWatched> {
         let name = watch.tell.watch_name(&watch.uri);
         let mut by_name = lock(&self.by_name);
-        if by_name
-            .get(&name)
-            .is_some_and(|ended| !ended.is_cancelled())
-        {
+        // Watches that ended on their own (their stream closed, the key refused) are let go.
+        by_name.retain(|_, ended| !ended.is_cancelled());
+        if by_name.contains_key(&name) {
             return Ok(());
         }
         let counted =
@@ -166,15 +165,11 @@ impl Watches {
         Ok(())
     }
 
-    /// Stops watching `uri` for the session (`resources/unsubscribe`); answers whether it was
-    /// watched.
-    pub fn stop(&self, uri: &str) -> bool {
-        lock(&self.by_name).remove(uri).is_some_and(|ended| {
-            !ended.is_cancelled() && {
-                ended.cancel();
-                true
-            }
-        })
+    /// Stops watching `uri` for the session (`resources/unsubscribe`).
+    pub fn stop(&self, uri: &str) {
+        if let Some(ended) = lock(&self.by_name).remove(uri) {
+            ended.cancel();
+        }
     }
 }
 
