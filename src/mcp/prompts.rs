@@ -48,18 +48,22 @@ pub fn rendered(
     prompt: &PromptSpec,
     given: Option<&JsonObject>,
 ) -> Result<GetPromptResult, ArgumentFault> {
-    let given = given.cloned().unwrap_or_default();
-    if let Some(name) = given.keys().find(|name| {
-        !prompt
+    let takes = |name: &str| {
+        prompt
             .arguments
             .iter()
-            .any(|argument| argument.name == *name)
-    }) {
+            .any(|argument| argument.name == name)
+    };
+    if let Some(name) = given
+        .into_iter()
+        .flat_map(JsonObject::keys)
+        .find(|name| !takes(name))
+    {
         return Err(ArgumentFault::NotTaken(name.clone()));
     }
     let mut text = prompt.text.to_owned();
     for argument in prompt.arguments {
-        let value = match given.get(argument.name) {
+        let value = match given.and_then(|given| given.get(argument.name)) {
             None | Some(Value::Null) => continue,
             Some(Value::String(value)) => value,
             Some(_) => return Err(ArgumentFault::NotText(argument.name.to_owned())),
