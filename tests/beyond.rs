@@ -259,21 +259,205 @@ async fn a_client_that_cannot_ask_follows_lemonfiber_consent_and_the_audit_says_
 }
 
 /// On 2026-07-28 a yes counts only with the question the server handed out for this key, action
-/// and offer: brought back with it changed, it is no answer, which `both` refuses; with it as it
-/// was, it acts.
+/// and offer: brought back with it changed, it is not an answer to that question and refuses even
+/// under the default mode (and spends the offer); a fresh offer's yes, as handed out, acts.
 #[tokio::test]
-async fn a_yes_brought_back_with_another_question_is_no_answer() {
+async fn a_yes_brought_back_with_another_question_refuses_and_the_question_as_handed_out_acts() {
     let demo = DemoStack::start().await;
-    let settings = [("LEMONFIBER_CONSENT", "both")];
+    let settings = [("LEMONFIBER_CONSENT", "offer")];
     let seen = beyond(&Way::Stdio(&demo, &settings), "unanswered", "auto", &[]).await;
     assert_eq!(seen["protocol"], "2026-07-28");
     assert_eq!(seen["input_required"], true, "{seen}");
     assert_eq!(seen["asks"], serde_json::json!(["consent"]), "{seen}");
     assert_eq!(seen["changed"]["is_error"], true, "{seen}");
-    assert!(text(&seen["changed"]).contains("did not answer"), "{seen}");
+    assert!(
+        text(&seen["changed"]).contains("not the person's answer"),
+        "{seen}"
+    );
     assert_eq!(seen["as_handed_out"]["is_error"], false, "{seen}");
     assert_eq!(seen["as_handed_out"]["consent"], "asked", "{seen}");
     assert_eq!(pauses_sent(&demo).await, 1, "acted once");
+}
+
+/// How many times the stack was asked to act on `path`, rehearsals left out.
+async fn acts_sent(demo: &DemoStack, path: &str) -> usize {
+    demo.requests()
+        .await
+        .iter()
+        .filter(|request| request["path"] == path && request["body"]["dry_run"] != true)
+        .count()
+}
+
+/// F13-R4, issue 27 item 7: whatever the consent mode and the protocol era, any answer that is
+/// not the person's yes to exactly the question asked (a decline, a cancel, an error, a question
+/// changed or about another offer, an answer filed under another name) leaves the stack unasked.
+#[tokio::test]
+async fn no_answer_but_a_yes_to_this_very_question_acts_in_any_mode_or_era() {
+    let demo = DemoStack::start().await;
+    for mode in ["offer", "both", "ask"] {
+        let settings = [("LEMONFIBER_CONSENT", mode)];
+        for era in ["legacy", "auto"] {
+            let seen = beyond(&Way::Stdio(&demo, &settings), "no", era, &[]).await;
+            let answers = seen.as_object().expect("what was seen");
+            assert!(answers.len() > 4, "{seen}");
+            for (name, call) in answers.iter().filter(|(name, _)| *name != "protocol") {
+                assert_eq!(call["is_error"], true, "{mode} {era} {name}: {seen}");
+                assert_eq!(call["input_required"], false, "{mode} {era} {name}: {seen}");
+                let said = text(call);
+                assert!(
+                    said.contains("nothing was sent to the stack")
+                        || said.contains("Nothing was sent to the stack"),
+                    "{mode} {era} {name}: {said}"
+                );
+            }
+            if era == "auto" {
+                assert!(
+                    text(&seen["yes_changed"]).contains("not the person's answer"),
+                    "{seen}"
+                );
+                assert!(
+                    text(&seen["decline_under_another_name"]).contains("counts as a no"),
+                    "{seen}"
+                );
+            }
+        }
+    }
+    assert_eq!(
+        pauses_sent(&demo).await,
+        0,
+        "the stack was never asked to act"
+    );
+    let seen = beyond(&Way::Https(&demo, &demo.act_key_file), "no", "auto", &[]).await;
+    assert_eq!(seen["yes_to_another_offer"]["is_error"], true, "{seen}");
+    assert_eq!(pauses_sent(&demo).await, 0, "nor over HTTPS");
+}
+
+const DIAGNOSE: &str = "/api/actions/diagnose";
+
+/// Issue 27 item 1: an action with no rehearsal that disturbs the stack (the contract's flags say
+/// diagnose does) is asked of the person like a rehearsed one: under `ask` a decline leaves the
+/// stack unasked and a yes runs it once, in a session and on 2026-07-28, over stdio and HTTPS.
+#[tokio::test]
+async fn a_disruptive_diagnosis_is_asked_of_the_person_and_a_decline_leaves_the_stack_unasked() {
+    let demo = DemoStack::start_with_settings(&[("LEMONFIBER_CONSENT", "ask")]).await;
+    let disruptive = r#"{"disruptive": true}"#;
+    let settings = [("LEMONFIBER_CONSENT", "ask")];
+    let ways = [
+        Way::Stdio(&demo, &settings),
+        Way::Https(&demo, &demo.act_key_file),
+    ];
+    for way in &ways {
+        for era in ["legacy", "auto"] {
+            let direct = ["--act", "diagnose", "--direct", "--arguments", disruptive];
+            let declined = beyond(
+                way,
+                "consent",
+                era,
+                &[&direct[..], &["--answer", "decline"]].concat(),
+            )
+            .await;
+            let questions = declined["questions"].as_array().expect("questions");
+            assert_eq!(questions.len(), 2, "asked on each call: {declined}");
+            let message = questions[0]["message"].as_str().unwrap_or_default();
+            assert!(message.contains("Run the doctor (diagnose)"), "{message}");
+            assert!(message.contains(r#"{"disruptive":true}"#), "{message}");
+            assert!(message.contains("may interrupt"), "{message}");
+            for call in declined["calls"].as_array().expect("calls") {
+                assert_eq!(call["is_error"], true, "{era}: {declined}");
+                assert!(text(call).contains("said no"), "{declined}");
+            }
+            assert_eq!(
+                acts_sent(&demo, DIAGNOSE).await,
+                0,
+                "{era}: a no never runs it"
+            );
+        }
+    }
+    let mut ran = 0;
+    for way in &ways {
+        for era in ["legacy", "auto"] {
+            let direct = ["--act", "diagnose", "--direct", "--arguments", disruptive];
+            let accepted = beyond(
+                way,
+                "consent",
+                era,
+                &[&direct[..], &["--answer", "accept"]].concat(),
+            )
+            .await;
+            let first = &accepted["calls"][0];
+            assert_eq!(first["is_error"], false, "{era}: {accepted}");
+            assert_eq!(first["consent"], "asked", "{accepted}");
+            ran += 2;
+            assert_eq!(
+                acts_sent(&demo, DIAGNOSE).await,
+                ran,
+                "a yes each time: {accepted}"
+            );
+        }
+    }
+    let unable = beyond(
+        &Way::Stdio(&demo, &settings),
+        "consent",
+        "legacy",
+        &[
+            "--act",
+            "diagnose",
+            "--direct",
+            "--arguments",
+            disruptive,
+            "--answer",
+            "none",
+        ],
+    )
+    .await;
+    assert_eq!(unable["calls"][0]["is_error"], true, "{unable}");
+    assert!(
+        text(&unable["calls"][0]).contains("LEMONFIBER_CONSENT is ask"),
+        "{unable}"
+    );
+    assert_eq!(
+        acts_sent(&demo, DIAGNOSE).await,
+        ran,
+        "nor where the client cannot ask"
+    );
+}
+
+/// Under the default `offer`, a diagnosis (no offer to stand for a yes) is asked where the client
+/// can ask; where it cannot, it runs on the assistant's call, and the result says so.
+#[tokio::test]
+async fn by_default_a_diagnosis_is_asked_where_it_can_be_and_otherwise_says_it_ran_unasked() {
+    let demo = DemoStack::start().await;
+    let direct = [
+        "--act",
+        "diagnose",
+        "--direct",
+        "--arguments",
+        r#"{"disruptive": true}"#,
+    ];
+    let declined = beyond(
+        &Way::Stdio(&demo, &[]),
+        "consent",
+        "legacy",
+        &[&direct[..], &["--answer", "decline"]].concat(),
+    )
+    .await;
+    assert_eq!(declined["calls"][0]["is_error"], true, "{declined}");
+    assert_eq!(acts_sent(&demo, DIAGNOSE).await, 0);
+    let unable = beyond(
+        &Way::Stdio(&demo, &[]),
+        "consent",
+        "legacy",
+        &[&direct[..], &["--answer", "none"]].concat(),
+    )
+    .await;
+    let first = &unable["calls"][0];
+    assert_eq!(first["is_error"], false, "{unable}");
+    assert_eq!(first["consent"], "call", "{unable}");
+    assert!(
+        text(first).contains("on the assistant's call alone"),
+        "{unable}"
+    );
+    assert_eq!(acts_sent(&demo, DIAGNOSE).await, 2);
 }
 
 /// A subscribed resource is told within one poll of the demo changing it, and not after the

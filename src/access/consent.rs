@@ -63,10 +63,19 @@ struct Question {
     k: String,
     /// The act tool.
     a: String,
-    /// The SHA-256 of the sealed offer the question is about, as hex.
+    /// The SHA-256 of what the question is about (the sealed offer, or for an action with no
+    /// rehearsal the arguments it is sent with), as hex.
     o: String,
     /// When the answer is no longer taken, in seconds since the epoch.
     x: u64,
+}
+
+/// A sealed question that opened for the key, action and subject it was put about: the yes it
+/// brings is taken once.
+#[derive(Debug)]
+pub struct AskedAbout {
+    nonce: SealNonce,
+    expires: u64,
 }
 
 /// A sealed offer opened for the key and action it was made for.
@@ -109,27 +118,47 @@ pub fn fresh_idempotency_key() -> Option<String> {
 pub enum Consent {
     /// The person answered yes when their client asked them.
     Asked,
-    /// The offer alone, where the person could not be asked and the settings let it stand.
-    Offer,
+    /// The rehearsal's offer alone, where the person was not heard from and the settings let
+    /// the offer stand.
+    Offer(Unheard),
+    /// The assistant's call alone, for an action the core carries out with no offer, where the
+    /// client cannot ask and the settings let the call stand.
+    Call,
+}
+
+/// Why the person's own answer was not had, where the settings let acting go on without it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Unheard {
+    /// Asked, and silent until the question lapsed.
+    NoAnswer,
+    /// Their client cannot put a question to them.
+    CannotAsk,
 }
 
 impl Consent {
     pub fn word(self) -> &'static str {
         match self {
             Consent::Asked => "asked",
-            Consent::Offer => "offer",
+            Consent::Offer(_) => "offer",
+            Consent::Call => "call",
         }
     }
 }
 
-/// Why there is no yes to act on, though the offer was good.
+/// Why there is no yes to act on, though the offer (if the action takes one) was good.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum NoConsent {
     /// The person said no.
     Declined,
     /// The person (or the client) cancelled the question.
     Cancelled,
-    /// No answer in time, and the settings require one.
+    /// A reply came that is not a verifiable answer to this very question: the question it
+    /// brings back was changed, lapsed or put about something else, the answer is filed under
+    /// another name or is not an answer at all, or the client answered with an error.
+    Unmatched,
+    /// The yes brought back was already acted on once.
+    AnswerSpent,
+    /// No answer in time, and without it nothing stands for the person's yes.
     NoAnswer,
     /// The client cannot ask its person, and the settings require the person's answer.
     CannotAsk,
@@ -141,9 +170,20 @@ impl NoConsent {
         match self {
             NoConsent::Declined => "person-declined",
             NoConsent::Cancelled => "person-cancelled",
+            NoConsent::Unmatched => "answer-not-to-this-question",
+            NoConsent::AnswerSpent => "answer-already-used",
             NoConsent::NoAnswer => "person-did-not-answer",
             NoConsent::CannotAsk => "person-cannot-be-asked",
         }
+    }
+
+    /// Whether the no is the person's own (or comes in their name), so the offer is spent and
+    /// acting again takes a new rehearsal.
+    pub fn is_final(self) -> bool {
+        matches!(
+            self,
+            NoConsent::Declined | NoConsent::Cancelled | NoConsent::Unmatched
+        )
     }
 }
 
@@ -234,41 +274,51 @@ impl Seal {
         })
     }
 
-    /// The question about acting on `offer` (a sealed offer) with `act_tool`, sealed for the key
-    /// whose digest is `key_digest`, to be answered within `answer_within`.
+    /// The question about acting with `act_tool` on `about` (a sealed offer, or the arguments an
+    /// action with no rehearsal is sent with), sealed for the key whose digest is `key_digest`,
+    /// to be answered within `answer_within`.
     pub fn question(
         &self,
         key_digest: &[u8; 32],
         act_tool: &str,
-        offer: &str,
+        about: &str,
         answer_within: Duration,
     ) -> Option<String> {
         let question = Question {
             k: hex::encode(key_digest),
             a: act_tool.to_owned(),
-            o: hex::encode(Sha256::digest(offer)),
+            o: hex::encode(Sha256::digest(about)),
             x: now() + answer_within.as_secs(),
         };
         self.sealer.seal(&QUESTION, &question)
     }
 
-    /// Whether `question` is one this server sealed about acting on `offer` with `act_tool` for
-    /// this key, still in time to be answered.
+    /// `question` opened, if it is one this server sealed about acting with `act_tool` on
+    /// `about` for this key, still in time to be answered.
     pub fn asked(
         &self,
         question: &str,
         key_digest: &[u8; 32],
         act_tool: &str,
-        offer: &str,
-    ) -> bool {
-        self.sealer
-            .open::<Question>(&QUESTION, question)
-            .is_some_and(|(question, _)| {
-                question.k == hex::encode(key_digest)
-                    && question.a == act_tool
-                    && question.o == hex::encode(Sha256::digest(offer))
-                    && question.x > now()
-            })
+        about: &str,
+    ) -> Option<AskedAbout> {
+        let (question, nonce) = self.sealer.open::<Question>(&QUESTION, question)?;
+        let matches = question.k == hex::encode(key_digest)
+            && question.a == act_tool
+            && question.o == hex::encode(Sha256::digest(about))
+            && question.x > now();
+        matches.then_some(AskedAbout {
+            nonce,
+            expires: question.x,
+        })
+    }
+
+    /// Marks the answer to a question as acted on: for an action with no offer to spend, the
+    /// one yes acts once, however often it is brought back.
+    pub fn spend_answer(&self, asked: &AskedAbout) -> Result<(), NoConsent> {
+        self.spent
+            .use_once(&asked.nonce, asked.expires)
+            .map_err(|_| NoConsent::AnswerSpent)
     }
 
     /// Marks an opened offer as acted on, before the act is sent: the same offer cannot act
@@ -360,21 +410,54 @@ mod tests {
         let question = seal
             .question(&KEY, "restart", "lfmcp-offer1.a", within)
             .expect("sealed");
-        assert!(seal.asked(&question, &KEY, "restart", "lfmcp-offer1.a"));
-        assert!(!seal.asked(&question, &OTHER_KEY, "restart", "lfmcp-offer1.a"));
-        assert!(!seal.asked(&question, &KEY, "update", "lfmcp-offer1.a"));
-        assert!(!seal.asked(&question, &KEY, "restart", "lfmcp-offer1.b"));
+        assert!(
+            seal.asked(&question, &KEY, "restart", "lfmcp-offer1.a")
+                .is_some()
+        );
+        assert!(
+            seal.asked(&question, &OTHER_KEY, "restart", "lfmcp-offer1.a")
+                .is_none()
+        );
+        assert!(
+            seal.asked(&question, &KEY, "update", "lfmcp-offer1.a")
+                .is_none()
+        );
+        assert!(
+            seal.asked(&question, &KEY, "restart", "lfmcp-offer1.b")
+                .is_none()
+        );
         let offer = seal
             .seal(&KEY, "restart", &arguments(), "lfo-1")
             .expect("an offer");
         assert!(
-            !seal.asked(&offer, &KEY, "restart", "lfmcp-offer1.a"),
+            seal.asked(&offer, &KEY, "restart", "lfmcp-offer1.a")
+                .is_none(),
             "an offer is not a question"
         );
         let late = seal
             .question(&KEY, "restart", "lfmcp-offer1.a", Duration::ZERO)
             .expect("sealed");
-        assert!(!seal.asked(&late, &KEY, "restart", "lfmcp-offer1.a"));
+        assert!(
+            seal.asked(&late, &KEY, "restart", "lfmcp-offer1.a")
+                .is_none()
+        );
+    }
+
+    #[test]
+    fn a_yes_to_a_question_acts_once() {
+        let seal = seal();
+        let about = r#"{"disruptive":true}"#;
+        let question = seal
+            .question(&KEY, "diagnose", about, Duration::from_secs(120))
+            .expect("sealed");
+        let asked = seal
+            .asked(&question, &KEY, "diagnose", about)
+            .expect("opens");
+        assert_eq!(seal.spend_answer(&asked), Ok(()));
+        let again = seal
+            .asked(&question, &KEY, "diagnose", about)
+            .expect("still opens");
+        assert_eq!(seal.spend_answer(&again), Err(NoConsent::AnswerSpent));
     }
 
     #[test]

@@ -322,7 +322,7 @@ pub fn awaiting_person() -> Answer {
     Answer::said(sentences::awaiting_person())
 }
 
-pub fn no_consent(act: &str, rehearsal: &str, why: NoConsent) -> Answer {
+pub fn no_consent(act: &str, rehearsal: Option<&str>, why: NoConsent) -> Answer {
     Answer::said(sentences::no_consent(act, rehearsal, why))
 }
 

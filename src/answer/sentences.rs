@@ -1,7 +1,7 @@
 //! Every sentence the server says to an assistant, in one place. None of them carries text the
 //! stack wrote: that only ever travels inside a data block (see `outcome`).
 
-use crate::access::consent::{Consent, NoConsent, OfferRefused};
+use crate::access::consent::{Consent, NoConsent, OfferRefused, Unheard};
 use crate::catalogue::{ArgumentProblem, Fault, PromptArgumentFault};
 use crate::stack::{Scope, Unreachable};
 
@@ -159,16 +159,31 @@ pub fn stale(act: &str, rehearsal: &str) -> String {
 /// The question put to the person before an action, in the server's words alone: what will
 /// happen (the act tool's title and name), whether it disturbs, and the arguments rehearsed, as
 /// JSON the model wrote and no text of the stack's.
-pub fn consent_question(title: &str, act: &str, disturbs: bool, rehearsed: &str) -> String {
-    let disturbs = if disturbs {
-        "It interrupts what the services involved are doing (playing, downloading) while it happens."
-    } else {
-        "It interrupts nothing that is playing."
+/// What the person is asked about: the arguments an action was rehearsed with, or those an
+/// action with no rehearsal is sent with, each as JSON.
+#[derive(Debug, Clone, Copy)]
+pub enum Subject<'a> {
+    Rehearsed(&'a str),
+    Sent(&'a str),
+}
+
+pub fn consent_question(title: &str, act: &str, disturbs: bool, subject: Subject<'_>) -> String {
+    let disturbs = match (disturbs, subject) {
+        (false, _) => "It interrupts nothing that is playing.",
+        (true, Subject::Rehearsed(_)) => {
+            "It interrupts what the services involved are doing (playing, downloading) while it happens."
+        }
+        (true, Subject::Sent(_)) => {
+            "It may interrupt what the services involved are doing (playing, downloading) while it happens."
+        }
     };
-    let narrowed = if rehearsed == "{}" {
-        "with nothing narrowed, so it applies to everything it concerns".to_owned()
-    } else {
-        format!("narrowed as rehearsed to {rehearsed}")
+    let narrowed = match subject {
+        Subject::Rehearsed("{}") => {
+            "with nothing narrowed, so it applies to everything it concerns".to_owned()
+        }
+        Subject::Rehearsed(rehearsed) => format!("narrowed as rehearsed to {rehearsed}"),
+        Subject::Sent("{}") => "with no settings of its own".to_owned(),
+        Subject::Sent(sent) => format!("with the settings {sent}; it has no rehearsal"),
     };
     format!(
         "Your assistant asks to act on your lemonfiber media stack: {title} ({act}), {narrowed}. {disturbs} It \
@@ -189,27 +204,67 @@ pub fn consent_field() -> &'static str {
 pub fn consented(consent: Consent) -> &'static str {
     match consent {
         Consent::Asked => "The person agreed when asked through their client.",
-        Consent::Offer => {
+        Consent::Offer(Unheard::CannotAsk) => {
             "The person could not be asked through their client, so the rehearsal's offer stood for their yes."
+        }
+        Consent::Offer(Unheard::NoAnswer) => {
+            "The person was asked through their client and did not answer in time, so the rehearsal's offer stood \
+             for their yes."
+        }
+        Consent::Call => {
+            "The person could not be asked through their client, and this action has no rehearsal, so it was carried \
+             out on the assistant's call alone, as this server's settings allow."
         }
     }
 }
 
-pub fn no_consent(act: &str, rehearsal: &str, why: NoConsent) -> String {
+pub fn no_consent(act: &str, rehearsal: Option<&str>, why: NoConsent) -> String {
+    let again = match rehearsal {
+        Some(rehearsal) => format!(
+            "Do not call {act} again unless the person asks for it; then call {rehearsal} first."
+        ),
+        None => format!("Do not call {act} again unless the person asks for it."),
+    };
     match why {
-        NoConsent::Declined => format!(
-            "The person said no to {act}, so nothing was sent to the stack and the offer is spent. Do not call \
-             {act} again unless the person asks for it; then call {rehearsal} first."
+        NoConsent::Declined => {
+            let spent = if rehearsal.is_some() {
+                " and the offer is spent"
+            } else {
+                ""
+            };
+            format!("The person said no to {act}, so nothing was sent to the stack{spent}. {again}")
+        }
+        NoConsent::Cancelled => {
+            let spent = if rehearsal.is_some() {
+                " and the offer is spent"
+            } else {
+                ""
+            };
+            format!(
+                "The question about {act} was cancelled, so nothing was sent to the stack{spent}. {again}"
+            )
+        }
+        NoConsent::Unmatched => format!(
+            "{act} was not carried out: what came back is not the person's answer to the question this server \
+             asked (it was changed, is about something else, or is not an answer), so it counts as a no. Nothing \
+             was sent to the stack. {again}"
         ),
-        NoConsent::Cancelled => format!(
-            "The question about {act} was cancelled, so nothing was sent to the stack and the offer is spent. Do \
-             not call {act} again unless the person asks for it; then call {rehearsal} first."
+        NoConsent::AnswerSpent => format!(
+            "{act} was not carried out again: the person's yes was for one time only and has been used. Nothing \
+             was sent to the stack. {again}"
         ),
-        NoConsent::NoAnswer => format!(
-            "{act} was not carried out: the person did not answer the question about it in time, and this server \
-             acts only on their answer. Nothing was sent to the stack; call {act} again with the same offer when \
-             the person is there to answer."
-        ),
+        NoConsent::NoAnswer => match rehearsal {
+            Some(_) => format!(
+                "{act} was not carried out: the person was asked through their client and did not answer in time, \
+                 and this server acts only on their answer. Nothing was sent to the stack; call {act} again with \
+                 the same offer when the person is there to answer."
+            ),
+            None => format!(
+                "{act} was not carried out: the person was asked through their client and did not answer in time, \
+                 and it has no rehearsal whose offer could stand for their yes. Nothing was sent to the stack; call \
+                 {act} again when the person is there to answer."
+            ),
+        },
         NoConsent::CannotAsk => format!(
             "{act} was not carried out: this server acts only on the person's own answer (LEMONFIBER_CONSENT is \
              ask), and this client cannot put a question to them. Nothing was sent to the stack; use a client that \

@@ -142,6 +142,9 @@ pub fn render_catalogue(
         let rehearsed = tool.action.as_ref().is_some_and(|flags| flags.rehearsal);
         optional_text(rehearsed.then(|| rehearsal_tool_name(&tool.name)))
     });
+    let disturbs = actions
+        .iter()
+        .map(|tool| tool.action.as_ref().is_some_and(|flags| flags.disturbs));
     let registry = refusal_registry(document)?;
     let stale_offers = actions
         .iter()
@@ -211,6 +214,14 @@ pub fn render_catalogue(
                 pub fn rehearsal_tool(self) -> Option<&'static str> {
                     match self {
                         #(Action::#action_variants => #rehearsal_tools,)*
+                    }
+                }
+
+                /// Whether carrying it out disturbs the stack (the contract's `x-lemonfiber-disturbs`): an
+                /// action that does and has no rehearsal is asked of the person all the same.
+                pub fn disturbs(self) -> bool {
+                    match self {
+                        #(Action::#action_variants => #disturbs,)*
                     }
                 }
 

@@ -12,12 +12,12 @@ use rmcp::model::{
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
     InputRequest, InputRequests, PrimitiveSchemaDefinition,
 };
-use rmcp::service::RequestContext;
+use rmcp::service::{RequestContext, ServiceError};
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
-use crate::access::consent::{Consent, NoConsent};
+use crate::access::consent::{Consent, NoConsent, Unheard};
 use crate::config::ConsentMode;
 
 /// How long the person has to answer.
@@ -35,23 +35,34 @@ pub enum Asked {
     /// Declined, or accepted with no.
     No,
     Cancelled,
-    /// No answer in time, or the client failed to put the question.
+    /// A reply that is not a verifiable answer to this very question: brought back with the
+    /// question changed, lapsed or about something else, filed under another name, not an
+    /// answer's shape, or an error from the client.
+    Unmatched,
+    /// Silence: nothing came back before the question lapsed, or the client went away.
     NoAnswer,
     /// The client did not declare that it can ask its person.
     CannotAsk,
 }
 
-/// Whether what came of asking is a yes to act on, under the settings' consent mode. A no or a
-/// cancelled question refuses whatever the mode.
-pub fn decide(mode: ConsentMode, asked: Asked) -> Result<Consent, NoConsent> {
-    match (asked, mode) {
-        (Asked::Yes, _) => Ok(Consent::Asked),
-        (Asked::No, _) => Err(NoConsent::Declined),
-        (Asked::Cancelled, _) => Err(NoConsent::Cancelled),
-        (Asked::NoAnswer, ConsentMode::Offer) => Ok(Consent::Offer),
-        (Asked::NoAnswer, ConsentMode::Ask | ConsentMode::Both) => Err(NoConsent::NoAnswer),
-        (Asked::CannotAsk, ConsentMode::Offer | ConsentMode::Both) => Ok(Consent::Offer),
-        (Asked::CannotAsk, ConsentMode::Ask) => Err(NoConsent::CannotAsk),
+/// Whether what came of asking is a yes to act on, under the settings' consent mode, for an
+/// action that comes with an offer (`offered`) or one the core carries out with none. A no, a
+/// cancel or a reply that is not to this question refuses whatever the mode; only silence, or a
+/// client that cannot ask, leaves it to the mode, and silence never lets an action with no offer
+/// through, since nothing then stands for the person's yes.
+pub fn decide(mode: ConsentMode, asked: Asked, offered: bool) -> Result<Consent, NoConsent> {
+    match (asked, mode, offered) {
+        (Asked::Yes, _, _) => Ok(Consent::Asked),
+        (Asked::No, _, _) => Err(NoConsent::Declined),
+        (Asked::Cancelled, _, _) => Err(NoConsent::Cancelled),
+        (Asked::Unmatched, _, _) => Err(NoConsent::Unmatched),
+        (Asked::NoAnswer, ConsentMode::Offer, true) => Ok(Consent::Offer(Unheard::NoAnswer)),
+        (Asked::NoAnswer, _, _) => Err(NoConsent::NoAnswer),
+        (Asked::CannotAsk, ConsentMode::Ask, _) => Err(NoConsent::CannotAsk),
+        (Asked::CannotAsk, ConsentMode::Offer | ConsentMode::Both, true) => {
+            Ok(Consent::Offer(Unheard::CannotAsk))
+        }
+        (Asked::CannotAsk, ConsentMode::Offer | ConsentMode::Both, false) => Ok(Consent::Call),
     }
 }
 
@@ -93,9 +104,14 @@ pub async fn ask_now(
     tokio::select! {
         answered = asking => match answered {
             Ok(result) => answer(&result),
-            Err(error) => {
-                tracing::info!(%error, "the client did not put the question to the person");
+            Err(ServiceError::Timeout { .. } | ServiceError::TransportClosed) => {
+                tracing::info!("the person did not answer the question in time");
                 Asked::NoAnswer
+            }
+            Err(ServiceError::Cancelled { .. }) => Asked::Cancelled,
+            Err(error) => {
+                tracing::info!(%error, "the client's reply to the question is not an answer");
+                Asked::Unmatched
             }
         },
         () = cancelled.cancelled() => Asked::Cancelled,
@@ -108,13 +124,13 @@ pub fn input_requests(message: String, field_words: &str) -> InputRequests {
     InputRequests::from([(QUESTION.to_owned(), InputRequest::Elicitation(request))])
 }
 
-/// The person's answer among a 2026-07-28 call's input responses; anything that is not an
-/// answer to the question is no answer.
-pub fn answered(responses: Option<&rmcp::model::InputResponses>) -> Asked {
+/// The person's answer among a 2026-07-28 call's input responses, brought back with the
+/// question it answers: anything but an answer to the question, under its name, is not one.
+pub fn answered(responses: &rmcp::model::InputResponses) -> Asked {
     responses
-        .and_then(|responses| responses.get(QUESTION))
+        .get(QUESTION)
         .and_then(|response| serde_json::from_value::<ElicitResult>(response.clone()).ok())
-        .map_or(Asked::NoAnswer, |result| answer(&result))
+        .map_or(Asked::Unmatched, |result| answer(&result))
 }
 
 fn answer(result: &ElicitResult) -> Asked {
@@ -143,48 +159,76 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// F13-R4: whatever the mode and whether or not there is an offer, only the person's yes to
+    /// this very question acts; a no, a cancel or a reply that is not to the question never does.
     #[test]
-    fn only_a_yes_acts_and_a_no_or_a_cancel_never_whatever_the_mode() {
+    fn only_a_yes_acts_and_a_no_a_cancel_or_a_foreign_reply_never_whatever_the_mode() {
         for mode in [ConsentMode::Ask, ConsentMode::Offer, ConsentMode::Both] {
-            assert_eq!(decide(mode, Asked::Yes), Ok(Consent::Asked));
-            assert_eq!(decide(mode, Asked::No), Err(NoConsent::Declined));
-            assert_eq!(decide(mode, Asked::Cancelled), Err(NoConsent::Cancelled));
+            for offered in [true, false] {
+                assert_eq!(decide(mode, Asked::Yes, offered), Ok(Consent::Asked));
+                assert_eq!(decide(mode, Asked::No, offered), Err(NoConsent::Declined));
+                assert_eq!(
+                    decide(mode, Asked::Cancelled, offered),
+                    Err(NoConsent::Cancelled)
+                );
+                assert_eq!(
+                    decide(mode, Asked::Unmatched, offered),
+                    Err(NoConsent::Unmatched)
+                );
+            }
         }
     }
 
     #[test]
-    fn where_the_person_cannot_answer_the_mode_decides() {
-        assert_eq!(
-            decide(ConsentMode::Ask, Asked::CannotAsk),
-            Err(NoConsent::CannotAsk)
-        );
-        assert_eq!(
-            decide(ConsentMode::Ask, Asked::NoAnswer),
-            Err(NoConsent::NoAnswer)
-        );
-        assert_eq!(
-            decide(ConsentMode::Offer, Asked::CannotAsk),
-            Ok(Consent::Offer)
-        );
-        assert_eq!(
-            decide(ConsentMode::Offer, Asked::NoAnswer),
-            Ok(Consent::Offer)
-        );
-        assert_eq!(
-            decide(ConsentMode::Both, Asked::CannotAsk),
-            Ok(Consent::Offer)
-        );
-        assert_eq!(
-            decide(ConsentMode::Both, Asked::NoAnswer),
-            Err(NoConsent::NoAnswer)
-        );
+    fn where_the_person_is_not_heard_from_the_mode_decides() {
+        use ConsentMode::{Ask, Both, Offer};
+        let cases = [
+            (Ask, Asked::CannotAsk, true, Err(NoConsent::CannotAsk)),
+            (Ask, Asked::NoAnswer, true, Err(NoConsent::NoAnswer)),
+            (
+                Offer,
+                Asked::CannotAsk,
+                true,
+                Ok(Consent::Offer(Unheard::CannotAsk)),
+            ),
+            (
+                Offer,
+                Asked::NoAnswer,
+                true,
+                Ok(Consent::Offer(Unheard::NoAnswer)),
+            ),
+            (
+                Both,
+                Asked::CannotAsk,
+                true,
+                Ok(Consent::Offer(Unheard::CannotAsk)),
+            ),
+            (Both, Asked::NoAnswer, true, Err(NoConsent::NoAnswer)),
+            (Ask, Asked::CannotAsk, false, Err(NoConsent::CannotAsk)),
+            (Offer, Asked::CannotAsk, false, Ok(Consent::Call)),
+            (Both, Asked::CannotAsk, false, Ok(Consent::Call)),
+        ];
+        for (mode, asked, offered, decided) in cases {
+            assert_eq!(
+                decide(mode, asked, offered),
+                decided,
+                "{mode:?} {asked:?} {offered}"
+            );
+        }
+        for mode in [Ask, Offer, Both] {
+            assert_eq!(
+                decide(mode, Asked::NoAnswer, false),
+                Err(NoConsent::NoAnswer),
+                "silence never stands for a yes to an action with no offer"
+            );
+        }
     }
 
     #[test]
     fn an_accept_is_a_yes_only_with_the_field_set_to_true() {
         let responses = |response: Value| {
             let responses = rmcp::model::InputResponses::from([(QUESTION.to_owned(), response)]);
-            answered(Some(&responses))
+            answered(&responses)
         };
         assert_eq!(
             responses(json!({"action": "accept", "content": {"agree": true}})),
@@ -199,8 +243,16 @@ mod tests {
             assert_eq!(responses(no.clone()), Asked::No, "{no}");
         }
         assert_eq!(responses(json!({"action": "cancel"})), Asked::Cancelled);
-        assert_eq!(responses(json!({"agree": true})), Asked::NoAnswer);
-        assert_eq!(answered(None), Asked::NoAnswer);
+        assert_eq!(responses(json!({"agree": true})), Asked::Unmatched);
+        let elsewhere = rmcp::model::InputResponses::from([(
+            "another".to_owned(),
+            json!({"action": "decline"}),
+        )]);
+        assert_eq!(answered(&elsewhere), Asked::Unmatched);
+        assert_eq!(
+            answered(&rmcp::model::InputResponses::new()),
+            Asked::Unmatched
+        );
     }
 
     #[test]

@@ -28,11 +28,11 @@ use super::versions::{
     self, KNOWN_METHODS, PROTOCOL_VERSIONS, name_the_server, resource_not_found, this_server,
 };
 use super::watches::{self, Tell, Watch, WatchCount, Watches};
-use crate::access::consent::{self, Consent, NoConsent, OfferRefused, Opened, Seal};
+use crate::access::consent::{self, AskedAbout, Consent, NoConsent, OfferRefused, Seal};
 use crate::access::offer::{self, Offer};
 use crate::access::standing::{self, Position, SharedStanding};
 use crate::answer::outcome::{self, Answer, Handover};
-use crate::answer::sentences::{self, Via};
+use crate::answer::sentences::{self, Subject, Via};
 use crate::catalogue::{self, Action, Audience, OFFER_ARGUMENT, Operation, ToolSpec};
 use crate::config::Conduct;
 use crate::stack::jobs;
@@ -115,7 +115,8 @@ impl Caller {
 
 /// Where asking the person stands.
 enum Asking {
-    Answered(Asked),
+    /// What came of asking, and the sealed question the answer was brought back on, if it was.
+    Answered(Asked, Option<AskedAbout>),
     /// On 2026-07-28: the question, for the client to put and bring back answered.
     Pending(InputRequiredResult),
 }
@@ -532,10 +533,11 @@ impl LemonfiberServer {
 
     /// The body an act is sent with, its `Idempotency-Key`, and the person's yes. For an action
     /// that is rehearsed: the offer opened for this key and action, the person asked where their
-    /// client can ask, and the offer spent before
-    /// anything is sent; the arguments sealed in it are sent with the stack's own offer (and
-    /// `confirm`, if given), under the offer's key. Otherwise the arguments as given, under a
-    /// fresh key. Refused, it says why in the call's answer.
+    /// client can ask, and the offer spent before anything is sent; the arguments sealed in it are
+    /// sent with the stack's own offer (and `confirm`, if given), under the offer's key. For an
+    /// action with no rehearsal that disturbs the stack, the person is asked about the arguments
+    /// as given, under the same rules but with no offer to stand for their yes. Otherwise the
+    /// arguments as given, under a fresh key. Refused, it says why in the call's answer.
     async fn consented(
         &self,
         tool: &ToolSpec,
@@ -543,11 +545,22 @@ impl LemonfiberServer {
         arguments: &Parameters,
         caller: &Caller,
     ) -> Result<Consented, Ran> {
+        let seal = &self.common.seal;
         let Some(rehearsal) = action.rehearsal_tool() else {
+            let body = arguments.to_body();
+            let consent = if action.disturbs() {
+                let about = serde_json::to_string(&body).unwrap_or_default();
+                let described = outcome::rehearsed_arguments(&body);
+                let subject = Subject::Sent(&described);
+                let consent = self.agreed(tool, &about, subject, caller, false).await?;
+                Some(consent)
+            } else {
+                None
+            };
             return Ok(Consented {
-                body: arguments.to_body(),
+                body,
                 idempotency_key: consent::fresh_idempotency_key(),
-                consent: None,
+                consent,
             });
         };
         let offer_refused = |why| {
@@ -557,25 +570,20 @@ impl LemonfiberServer {
             )
         };
         let offer = arguments.text(OFFER_ARGUMENT).unwrap_or_default();
-        let seal = &self.common.seal;
         let opened = seal
             .open(&offer, &self.stack.key_digest(), tool.name)
             .map_err(offer_refused)?;
-        let asked = match self.ask(tool, &opened, &offer, caller).await {
-            Asking::Answered(asked) => asked,
-            Asking::Pending(question) => return Err(Ran::pending(question)),
-        };
-        let consent = match asking::decide(self.common.conduct.consent, asked) {
+        let described = outcome::rehearsed_arguments(&opened.arguments);
+        let subject = Subject::Rehearsed(&described);
+        let consent = match self.agreed(tool, &offer, subject, caller, true).await {
             Ok(consent) => consent,
-            Err(no) => {
-                // A no is final: the offer is spent, and acting takes a new rehearsal.
-                if matches!(no, NoConsent::Declined | NoConsent::Cancelled) {
-                    let _ = seal.spend(&opened);
-                }
-                return Err(Ran::refused(
-                    outcome::no_consent(tool.name, rehearsal, no),
-                    no.word(),
-                ));
+            Err(refused) => {
+                return Err(refused.inspect_no(|no| {
+                    // A no is final: the offer is spent, and acting takes a new rehearsal.
+                    if no.is_final() {
+                        let _ = seal.spend(&opened);
+                    }
+                }));
             }
         };
         seal.spend(&opened).map_err(offer_refused)?;
@@ -592,38 +600,77 @@ impl LemonfiberServer {
         })
     }
 
-    /// Asks the person whether to act on `offer`, as the client can be asked: while the call
-    /// waits in a session; on 2026-07-28 by handing the question out, and taking the answer the
-    /// client brings back only with the question sealed for this key, action and offer.
-    async fn ask(&self, tool: &ToolSpec, opened: &Opened, offer: &str, caller: &Caller) -> Asking {
+    /// The person's yes to acting with `tool` on `about` (the sealed offer, or the arguments of an
+    /// action with no offer), as the settings' consent mode decides from what came of asking; a
+    /// yes brought back on a sealed question is taken once.
+    async fn agreed(
+        &self,
+        tool: &ToolSpec,
+        about: &str,
+        subject: Subject<'_>,
+        caller: &Caller,
+        offered: bool,
+    ) -> Result<Consent, Refused> {
+        let (asked, answered) = match self.ask(tool, about, subject, caller).await {
+            Asking::Answered(asked, answered) => (asked, answered),
+            Asking::Pending(question) => return Err(Refused::Pending(Ran::pending(question))),
+        };
+        let refused = |no: NoConsent| {
+            let rehearsal = match tool.operation {
+                Operation::Act(action) => action.rehearsal_tool(),
+                _ => None,
+            };
+            Refused::No(
+                no,
+                Ran::refused(outcome::no_consent(tool.name, rehearsal, no), no.word()),
+            )
+        };
+        let consent =
+            asking::decide(self.common.conduct.consent, asked, offered).map_err(refused)?;
+        if let Some(answered) = answered {
+            self.common.seal.spend_answer(&answered).map_err(refused)?;
+        }
+        Ok(consent)
+    }
+
+    /// Asks the person whether to act with `tool` on `about`, as the client can be asked: while
+    /// the call waits in a session; on 2026-07-28 by handing the question out, and taking the
+    /// answer the client brings back only with the question sealed for this key, action and
+    /// subject.
+    async fn ask(
+        &self,
+        tool: &ToolSpec,
+        about: &str,
+        subject: Subject<'_>,
+        caller: &Caller,
+    ) -> Asking {
         if !caller.can_ask {
-            return Asking::Answered(Asked::CannotAsk);
+            return Asking::Answered(Asked::CannotAsk, None);
         }
         let message = sentences::consent_question(
             tool.title,
             tool.name,
             tool.annotations.destructive,
-            &outcome::rehearsed_arguments(&opened.arguments),
+            subject,
         );
         let field = sentences::consent_field();
         if !caller.stateless {
-            return Asking::Answered(
-                asking::ask_now(&caller.peer, message, field, &caller.cancelled).await,
-            );
+            let asked = asking::ask_now(&caller.peer, message, field, &caller.cancelled).await;
+            return Asking::Answered(asked, None);
         }
         let key = self.stack.key_digest();
         let seal = &self.common.seal;
         match &caller.answer {
-            Some((question, responses)) if seal.asked(question, &key, tool.name, offer) => {
-                Asking::Answered(asking::answered(Some(responses)))
-            }
-            Some(_) => Asking::Answered(Asked::NoAnswer),
-            None => match seal.question(&key, tool.name, offer, ANSWER_WITHIN) {
+            Some((question, responses)) => match seal.asked(question, &key, tool.name, about) {
+                Some(answered) => Asking::Answered(asking::answered(responses), Some(answered)),
+                None => Asking::Answered(Asked::Unmatched, None),
+            },
+            None => match seal.question(&key, tool.name, about, ANSWER_WITHIN) {
                 Some(question) => Asking::Pending(InputRequiredResult::new(
                     Some(asking::input_requests(message, field)),
                     Some(question),
                 )),
-                None => Asking::Answered(Asked::NoAnswer),
+                None => Asking::Answered(Asked::NoAnswer, None),
             },
         }
     }
@@ -715,6 +762,31 @@ impl LemonfiberServer {
                 outcome::job_not_followed(tool.name, reply)
             }
         }
+    }
+}
+
+/// Why acting did not go ahead: no yes, or (on 2026-07-28) the question is handed out first.
+enum Refused {
+    No(NoConsent, Ran),
+    Pending(Ran),
+}
+
+impl Refused {
+    /// The call's answer, once `no` has had its say about a no.
+    fn inspect_no(self, no: impl FnOnce(NoConsent)) -> Ran {
+        match self {
+            Refused::No(why, ran) => {
+                no(why);
+                ran
+            }
+            Refused::Pending(ran) => ran,
+        }
+    }
+}
+
+impl From<Refused> for Ran {
+    fn from(refused: Refused) -> Ran {
+        refused.inspect_no(|_| {})
     }
 }
 

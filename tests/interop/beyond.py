@@ -7,8 +7,12 @@ scenario and prints one JSON object of what it saw:
 
 - consent: rehearses an action (pausing downloads unless --act names another) and acts on the offer twice, answering every question the
   server puts to the person as --answer says (or declaring no elicitation at all with --answer none).
+  With --direct the act tool is called with the arguments themselves, for an action with no rehearsal.
 - unanswered: on 2026-07-28, brings the person's yes back with the sealed question changed, then as
   it was handed out.
+- no: answers the question in every way that is not the person's yes to it (in a session: decline,
+  cancel, an error, an accept without agreeing; on 2026-07-28, by hand: decline, cancel, and a yes or
+  a no brought back with the question changed, with another offer's question, or under another name).
 - watch: watches a resource, has the demo's control endpoint change it, waits for the update, stops
   watching, changes it back and waits again.
 - prompts: lists prompts, gets each with arguments, and asks for completions.
@@ -38,11 +42,14 @@ async def consent(arguments) -> dict:
 
     options = {} if arguments.answer == "none" else {"elicitation_callback": answer}
     async with connected(arguments, **options) as client:
-        rehearsed = await client.call_tool(f"rehearse_{arguments.act}", json.loads(arguments.arguments))
-        offer = (rehearsed.structured_content or {}).get("data", {}).get("offer")
+        if arguments.direct:
+            rehearsed, given = None, json.loads(arguments.arguments)
+        else:
+            rehearsed = await client.call_tool(f"rehearse_{arguments.act}", json.loads(arguments.arguments))
+            given = {"offer": (rehearsed.structured_content or {}).get("data", {}).get("offer")}
         calls = []
         for _ in range(2):
-            result = await client.call_tool(arguments.act, {"offer": offer})
+            result = await client.call_tool(arguments.act, given)
             calls.append({
                 "is_error": result.is_error,
                 "text": text_of(result),
@@ -51,7 +58,7 @@ async def consent(arguments) -> dict:
             })
         return {
             "protocol": client.protocol_version,
-            "rehearsal": text_of(rehearsed),
+            "rehearsal": text_of(rehearsed) if rehearsed else None,
             "questions": questions,
             "calls": calls,
         }
@@ -65,20 +72,19 @@ async def unanswered(arguments) -> dict:
         raise AssertionError("the rounds are driven by hand")
 
     async with connected(arguments, elicitation_callback=never_called) as client:
-        rehearsed = await client.call_tool("rehearse_downloads_pause", {})
-        offer = (rehearsed.structured_content or {}).get("data", {}).get("offer")
-        first = await client.session.call_tool("downloads_pause", {"offer": offer}, allow_input_required=True)
-        question = first.request_state or ""
         yes = {"consent": types.ElicitResult(action="accept", content={"agree": True})}
-        changed = question[:-2] + ("AA" if not question.endswith("AA") else "BB")
-        seen: dict = {
-            "protocol": client.protocol_version,
-            "input_required": isinstance(first, types.InputRequiredResult),
-            "asks": sorted((first.input_requests or {}).keys()) if isinstance(first, types.InputRequiredResult) else None,
-        }
-        for name, state in [("changed", changed), ("as_handed_out", question)]:
+        seen: dict = {"protocol": client.protocol_version}
+        for name in ["changed", "as_handed_out"]:
+            rehearsed = await client.call_tool("rehearse_downloads_pause", {})
+            offer = (rehearsed.structured_content or {}).get("data", {}).get("offer")
+            first = await client.session.call_tool("downloads_pause", {"offer": offer}, allow_input_required=True)
+            question = first.request_state or ""
+            if name == "changed":
+                seen["input_required"] = isinstance(first, types.InputRequiredResult)
+                seen["asks"] = sorted((first.input_requests or {}).keys()) if seen["input_required"] else None
+                question = question[:-2] + ("AA" if not question.endswith("AA") else "BB")
             result = await client.session.call_tool(
-                "downloads_pause", {"offer": offer}, input_responses=yes, request_state=state, allow_input_required=True
+                "downloads_pause", {"offer": offer}, input_responses=yes, request_state=question, allow_input_required=True
             )
             seen[name] = {
                 "is_error": getattr(result, "is_error", None),
@@ -86,6 +92,76 @@ async def unanswered(arguments) -> dict:
                 "consent": (getattr(result, "meta", None) or {}).get("consent"),
             }
         return seen
+
+
+def called(result) -> dict:
+    """What a call answered, whether it finished or asks for input again."""
+    return {
+        "is_error": getattr(result, "is_error", None),
+        "input_required": isinstance(result, types.InputRequiredResult),
+        "text": text_of(result) if hasattr(result, "content") else None,
+    }
+
+
+async def no(arguments) -> dict:
+    """Every answer that is not the person's yes to the question asked, each on a fresh offer."""
+    answers = iter([
+        types.ElicitResult(action="decline"),
+        types.ElicitResult(action="cancel"),
+        None,
+        types.ElicitResult(action="accept", content={"agree": False}),
+    ])
+
+    async def answer(context, params):
+        given = next(answers)
+        if given is None:
+            return types.ErrorData(code=-32600, message="the person's client failed to ask")
+        return given
+
+    async def offer_of(client) -> str:
+        rehearsed = await client.call_tool("rehearse_downloads_pause", {})
+        return (rehearsed.structured_content or {}).get("data", {}).get("offer")
+
+    seen: dict = {}
+    async with connected(arguments, elicitation_callback=answer) as client:
+        seen["protocol"] = client.protocol_version
+        if arguments.mode == "legacy":
+            for name in ["decline", "cancel", "error", "accept_without_agreeing"]:
+                seen[name] = called(await client.call_tool("downloads_pause", {"offer": await offer_of(client)}))
+            return seen
+        yes = types.ElicitResult(action="accept", content={"agree": True})
+        decline = types.ElicitResult(action="decline")
+        cancel = types.ElicitResult(action="cancel")
+
+        async def asked(offer: str) -> str:
+            first = await client.session.call_tool("downloads_pause", {"offer": offer}, allow_input_required=True)
+            return first.request_state or ""
+
+        def changed(state: str) -> str:
+            return state[:-2] + ("AA" if not state.endswith("AA") else "BB")
+
+        other_offer = await offer_of(client)
+        other_question = await asked(other_offer)
+        for name, responses, state_of in [
+            ("decline", {"consent": decline}, lambda state: state),
+            ("cancel", {"consent": cancel}, lambda state: state),
+            ("decline_changed", {"consent": decline}, changed),
+            ("cancel_changed", {"consent": cancel}, changed),
+            ("yes_changed", {"consent": yes}, changed),
+            ("yes_to_another_offer", {"consent": yes}, lambda state: other_question),
+            ("decline_to_another_offer", {"consent": decline}, lambda state: other_question),
+            ("yes_under_another_name", {"agree": yes}, lambda state: state),
+            ("decline_under_another_name", {"no": decline}, lambda state: state),
+            ("another_kind_of_answer", {"consent": types.ListRootsResult(roots=[])}, lambda state: state),
+        ]:
+            offer = await offer_of(client)
+            state = state_of(await asked(offer))
+            result = await client.session.call_tool(
+                "downloads_pause", {"offer": offer}, input_responses=responses, request_state=state,
+                allow_input_required=True,
+            )
+            seen[name] = called(result)
+    return seen
 
 
 async def control(arguments, what: str) -> None:
@@ -172,11 +248,12 @@ async def prompts(arguments) -> dict:
 
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("scenario", choices=["consent", "unanswered", "watch", "prompts"])
+    parser.add_argument("scenario", choices=["consent", "unanswered", "no", "watch", "prompts"])
     add_arguments(parser)
     parser.add_argument("--answer", choices=["accept", "decline", "cancel", "none"], default="accept")
     parser.add_argument("--act", default="downloads_pause", help="consent: the act tool")
     parser.add_argument("--arguments", default="{}", help="consent: the rehearsal's arguments, as JSON")
+    parser.add_argument("--direct", action="store_true", help="consent: call the act tool with the arguments, unrehearsed")
     parser.add_argument("--control", help="watch: the demo's control endpoint")
     parser.add_argument("--uri", default="lemonfiber://read/status", help="watch: the resource")
     parser.add_argument("--within", type=float, default=10.0, help="watch: seconds to wait for an update")
@@ -184,7 +261,9 @@ async def main() -> None:
     parser.add_argument("--value", default="Arrival", help="prompts: the value each prompt's first argument gets")
     parser.add_argument("--prefix", default="ttl-a", help="prompts: what is typed before completing a title")
     arguments = parser.parse_args()
-    scenario = {"consent": consent, "unanswered": unanswered, "watch": watch, "prompts": prompts}[arguments.scenario]
+    scenario = {"consent": consent, "unanswered": unanswered, "no": no, "watch": watch, "prompts": prompts}[
+        arguments.scenario
+    ]
     json.dump(await scenario(arguments), sys.stdout)
 
 

@@ -103,7 +103,8 @@ pub fn ask_to_allow(asking: &Asking, form: &str, offer: &Offer) -> Response {
         "<p class=\"small\">The assistant's provider is given a sealed token, not your key: it \
          works only with this server, for an hour at a time, renewed for up to 30 days while the \
          key is valid. Revoke the key on your stack to end it. Every action is rehearsed first and \
-         says what it will do.</p>",
+         says what it will do, except the doctor, which has no rehearsal; where the assistant's \
+         app can ask you, every action, the doctor too, waits for your yes.</p>",
     );
     body.push_str(&format!(
         "<form method=\"post\" action=\"/authorize\">\
@@ -183,7 +184,7 @@ fn scope_words(scope: Scope) -> &'static str {
         Scope::Read => "This is a read key: it can see how the stack is doing, and change nothing.",
         Scope::Act => {
             "This is an act key: it can see how the stack is doing and carry out its actions, each one \
-             rehearsed first."
+             rehearsed first but for the doctor."
         }
         Scope::Member => {
             "This is a household member's key: it sees what you have asked for and what you are \
