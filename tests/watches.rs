@@ -75,6 +75,67 @@ async fn a_watch_reads_every_so_often_and_ends_for_good_when_the_key_is_refused(
     );
 }
 
+/// Issue 27 item 9, F13-R9: a refusal learned in the background (a watch's read) reaches the
+/// client at once, with nothing asked of it: `list_changed` and, since it asked for notices, a
+/// notice; the open session then lists what a new session of the refused key lists. Notices are
+/// logging, which the versions before 2026-07-28 (spoken here) still have.
+#[allow(deprecated)]
+#[tokio::test]
+async fn a_refusal_a_watch_learns_is_told_at_once_and_the_listing_matches_a_new_sessions() {
+    let demo = DemoStack::start().await;
+    let server = server(&demo, &demo.act_key_file).await;
+    server
+        .client
+        .set_level(rmcp::model::SetLevelRequestParams::new(
+            rmcp::model::LoggingLevel::Info,
+        ))
+        .await
+        .expect("notices asked for");
+    let before = server.client.list_all_tools().await.expect("tools");
+    assert!(before.len() > 30, "an act key's tools: {}", before.len());
+    subscribe(&server, STATUS).await.expect("watched");
+    let seen = server.watcher.tools_changed();
+    demo.control("revoke/act").await;
+    assert!(
+        server.watcher.wait_for_tools_changed(seen).await,
+        "told that the tools changed, with no request of the client's"
+    );
+    let listed: Vec<String> = server
+        .client
+        .list_all_tools()
+        .await
+        .expect("tools")
+        .into_iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    let fresh = mcp::connected(&demo, &demo.act_key_file).await;
+    let a_new_session: Vec<String> = fresh
+        .client
+        .list_all_tools()
+        .await
+        .expect("tools")
+        .into_iter()
+        .map(|tool| tool.name.to_string())
+        .collect();
+    assert_eq!(listed, vec!["connection".to_owned()]);
+    assert_eq!(
+        listed, a_new_session,
+        "the open session lists what a new one does"
+    );
+    let notices = server.watcher.notices();
+    assert!(
+        notices
+            .iter()
+            .any(|notice| notice.as_str().is_some_and(|said| said.contains("refused"))),
+        "{notices:?}"
+    );
+    assert_eq!(
+        server.watcher.tools_changed(),
+        seen + 1,
+        "told once, not once per way it was learned"
+    );
+}
+
 #[tokio::test]
 async fn unsubscribing_ends_the_watch() {
     let demo = DemoStack::start().await;

@@ -49,6 +49,15 @@ pub enum Position {
 }
 
 impl Position {
+    /// What the key is offered now, as a listing shows it: nothing once the stack has refused
+    /// it, so every session of a refused key lists what a new one would.
+    pub fn offered(&self) -> Option<&Offer> {
+        match self {
+            Position::Refused(_) => None,
+            _ => self.offer(),
+        }
+    }
+
     pub fn offer(&self) -> Option<&Offer> {
         match self {
             Position::Connected(offer) => Some(offer),
@@ -99,9 +108,16 @@ impl KeyStanding {
         }
     }
 
-    /// The stack refused the key: it is never sent again.
+    /// The stack refused the key: it is never sent again, and everyone listening is told at once
+    /// (what the key is offered is now nothing), however the refusal was learned.
     pub fn refuse(&mut self) {
-        self.refused = true;
+        if !self.refused {
+            self.refused = true;
+            // What was listed before is let go: the next listing (the connection tool alone) is
+            // the change already told, not another.
+            self.offered = None;
+            let _ = self.changes.0.send(());
+        }
     }
 
     pub fn is_refused(&self) -> bool {

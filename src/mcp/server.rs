@@ -13,11 +13,11 @@ use rmcp::model::{
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
     Reference, ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter, Tool,
 };
-use rmcp::service::{RequestContext, SubscriptionContext};
+use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
-use tokio::sync::broadcast::error::RecvError;
-use tokio_util::sync::CancellationToken;
+use tokio::sync::broadcast::{self, error::RecvError};
+use tokio_util::sync::{CancellationToken, DropGuard};
 
 use super::arguments;
 use super::asking::{self, ANSWER_WITHIN, Asked};
@@ -65,6 +65,10 @@ pub struct LemonfiberServer {
     common: Arc<Common>,
     notices: Notices,
     watches: Watches,
+    /// Cancelled when the session this handler serves ends, so what it started for the session
+    /// ends with it.
+    session_ends: CancellationToken,
+    _ends_with_the_session: DropGuard,
 }
 
 /// The audit's word for a call refused for its arguments, which a resource read also answers as
@@ -207,6 +211,7 @@ impl LemonfiberServer {
         common: Arc<Common>,
         via: Via,
     ) -> LemonfiberServer {
+        let session_ends = CancellationToken::new();
         LemonfiberServer {
             stack,
             via,
@@ -214,7 +219,42 @@ impl LemonfiberServer {
             common,
             notices: Notices::default(),
             watches: Watches::default(),
+            _ends_with_the_session: session_ends.clone().drop_guard(),
+            session_ends,
         }
+    }
+
+    /// Tells a session's client, for as long as the session lasts, each time what the key is
+    /// offered changes, however the server learned it: another session's call, a watch's read,
+    /// or this session's own (F13-R9: a key refused in the background lists what a new session
+    /// of it would, at once).
+    fn tell_changes(&self, peer: Peer<RoleServer>, mut changes: broadcast::Receiver<()>) {
+        let ends = self.session_ends.clone();
+        let standing = self.standing.clone();
+        let notices = self.notices.clone();
+        tokio::spawn(async move {
+            loop {
+                tokio::select! {
+                    () = ends.cancelled() => return,
+                    change = changes.recv() => match change {
+                        Ok(()) | Err(RecvError::Lagged(_)) => {}
+                        Err(RecvError::Closed) => return,
+                    },
+                }
+                let refused = standing.lock().await.is_refused();
+                if peer.notify_tool_list_changed().await.is_err() {
+                    return;
+                }
+                let _ = peer.notify_resource_list_changed().await;
+                if refused {
+                    let said = sentences::notice_key_refused();
+                    notices.tell(&peer, Severity::Warning, said).await;
+                } else {
+                    let said = sentences::notice_offer_changed();
+                    notices.tell(&peer, Severity::Info, said).await;
+                }
+            }
+        });
     }
 
     /// A watch of the resource at `uri`, told through `tell`: only a resource of a read this key
@@ -318,14 +358,10 @@ impl LemonfiberServer {
             .iter()
             .map(|tool| format!("{}\n{:?}", tool.name, tool.description))
             .collect();
-        let changed = standing.note_offered(offered);
-        drop(standing);
-        if changed {
+        // A change is told to every session and listening stream of the key by `tell_changes`
+        // and `listen`, from the standing's own word, wherever the change was learned.
+        if standing.note_offered(offered) {
             tracing::info!("what this key is offered has changed");
-            let _ = peer.notify_tool_list_changed().await;
-            let _ = peer.notify_resource_list_changed().await;
-            let said = sentences::notice_offer_changed();
-            self.notices.tell(peer, Severity::Info, said).await;
         }
         position
     }
@@ -495,8 +531,6 @@ impl LemonfiberServer {
         if let Failure::Refused(refusal) = &failure {
             if standing::refuses_the_key(refusal) {
                 self.standing.lock().await.refuse();
-                let said = sentences::notice_key_refused();
-                self.notices.tell(peer, Severity::Warning, said).await;
                 return outcome::key_refused(self.via);
             }
             if standing::out_of_scope(refusal) {
@@ -803,7 +837,7 @@ struct Consented {
 /// The tools listed in a position: what the key is offered, or, before the stack has ever
 /// answered, the connection tool alone.
 fn listed(position: &Position) -> Vec<Tool> {
-    match position.offer() {
+    match position.offered() {
         Some(offer) => offer.listed_tools(),
         None => offer::before_the_stack_answers(),
     }
@@ -861,6 +895,20 @@ fn failure_name(failure: &Failure) -> &'static str {
 impl ServerHandler for LemonfiberServer {
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
         Cow::Borrowed(&PROTOCOL_VERSIONS)
+    }
+
+    /// A session has begun: its client is told of changes from now on. From 2026-07-28 there
+    /// are no sessions, and a client hears of changes on a listening stream instead.
+    async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let version = context
+            .peer
+            .peer_info()
+            .map(|info| info.protocol_version.clone());
+        if versions::stateless(version) {
+            return;
+        }
+        let changes = self.standing.lock().await.listen();
+        self.tell_changes(context.peer, changes);
     }
 
     // Logging is deprecated from 2026-07-28 on, and served for the versions before it.
@@ -1132,7 +1180,7 @@ impl ServerHandler for LemonfiberServer {
     ) -> Result<ListResourcesResult, McpError> {
         let position = self.position(&context.peer).await;
         let mut listed = ListResourcesResult::with_all_items(
-            position.offer().map(Offer::resources).unwrap_or_default(),
+            position.offered().map(Offer::resources).unwrap_or_default(),
         );
         name_the_server(&mut listed.meta, &context);
         Ok(listed)
@@ -1146,7 +1194,7 @@ impl ServerHandler for LemonfiberServer {
         let position = self.position(&context.peer).await;
         let mut listed = ListResourceTemplatesResult::with_all_items(
             position
-                .offer()
+                .offered()
                 .map(Offer::resource_templates)
                 .unwrap_or_default(),
         );
