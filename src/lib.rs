@@ -13,6 +13,7 @@ mod config;
 mod cut;
 pub mod demo;
 pub mod fingerprint;
+pub mod grants;
 pub mod link;
 mod lock;
 mod mcp;

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use lemonfiber_mcp::serve::{self, Fatal};
-use lemonfiber_mcp::{check, demo, link, redact};
+use lemonfiber_mcp::{check, demo, grants, link, redact};
 
 /// Exit code for settings that cannot work: the setting is named on stderr.
 const EXIT_BAD_SETTINGS: u8 = 2;
@@ -71,6 +71,12 @@ enum Command {
         #[command(subcommand)]
         action: CertificateAction,
     },
+    /// The sign-ins the HTTP mode has handed out to hosted assistants (kept in LEMONFIBER_STATE):
+    /// list them, or end one before it expires.
+    Grants {
+        #[command(subcommand)]
+        action: GrantsAction,
+    },
     /// Run an embedded demo stack on loopback, with demo keys, to try the server against.
     Demo {
         /// Print one JSON line once listening, instead of instructions for a person.
@@ -87,6 +93,23 @@ enum Command {
         /// it, a fresh folder that is removed when the demo stops).
         #[arg(long, value_name = "DIR")]
         key_dir: Option<PathBuf>,
+    },
+}
+
+#[derive(Subcommand)]
+enum GrantsAction {
+    /// List every sign-in in force: its id, the client's name for itself, the key (the first
+    /// digits of its digest, as the audit names it) and when it was made, renewed and ends.
+    List {
+        /// Print one JSON object a line, for scripts.
+        #[arg(long)]
+        json: bool,
+    },
+    /// End a sign-in by its id: its assistant's next request is refused, and it must sign in
+    /// again. A running server takes it at once.
+    End {
+        /// The sign-in's id, as `grants list` shows it.
+        id: String,
     },
 }
 
@@ -137,6 +160,17 @@ fn main() -> ExitCode {
             Command::Certificate {
                 action: CertificateAction::Rotate,
             } => exit_code(serve::http::rotate()),
+            Command::Grants { action } => {
+                let done = match action {
+                    GrantsAction::List { json } => grants::list(json),
+                    GrantsAction::End { id } => grants::end(&id),
+                };
+                match done {
+                    Ok(()) => ExitCode::SUCCESS,
+                    Err(error) if error.is_settings() => failed(&error, EXIT_BAD_SETTINGS),
+                    Err(error) => failed(&error, EXIT_FAILED),
+                }
+            }
             Command::Demo {
                 json,
                 listen,

@@ -8,6 +8,7 @@ mod keys;
 mod limits;
 mod oauth;
 mod priming;
+pub use oauth::grants;
 mod refused;
 mod sessions;
 
@@ -38,6 +39,7 @@ use crate::serve::Fatal;
 use guard::{Checks, refusal};
 use keys::{Admission, KeyService, KeyServices, SessionsFull};
 use limits::PeerAllowances;
+use refused::RefusedKeys;
 
 /// How long a client has to send a request's headers.
 const HEADER_TIMEOUT: Duration = Duration::from_secs(10);
@@ -110,7 +112,14 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     let app = Arc::new(App {
         checks,
         sign_in,
-        keys: KeyServices::new(settings.stack, mcp_config, common, limits, ends.clone()),
+        keys: KeyServices::new(
+            settings.stack,
+            mcp_config,
+            common,
+            limits,
+            ends.clone(),
+            RefusedKeys::kept_in(&settings.state),
+        ),
         peers: PeerAllowances::new(limits.peer_per_minute, limits.peer_new_keys_per_minute),
         under_way: Arc::new(Semaphore::new(limits.under_way.get())),
     });
@@ -375,7 +384,8 @@ async fn admitted(
     };
     let key = oauth::key_of(&app.sign_in, &request.headers, &issuer)
         .map_err(|refused| refused.into_response())?;
-    let admission = match app.keys.known(&key).await {
+    let opens = !request.headers.contains_key(SESSION_HEADER);
+    let admission = match app.keys.known(&key, opens).await {
         Some(known) => known,
         None => {
             if let Err(seconds) = app.peers.new_key(peer.ip()) {

@@ -70,6 +70,12 @@ impl KeyService {
         self.standing.lock().await.is_refused()
     }
 
+    /// Whether what the stack last said of the key is too old to open a session on (older than
+    /// [`standing::CAPABILITIES_FRESH_FOR`]), or nothing was said.
+    async fn needs_confirming(&self) -> bool {
+        self.standing.lock().await.needs_reading()
+    }
+
     /// What the key is offered, as the stack last said.
     pub async fn offer(&self) -> Option<Offer> {
         self.standing.lock().await.position().offer().cloned()
@@ -159,10 +165,11 @@ impl KeyServices {
         common: Arc<Common>,
         limits: Limits,
         ends: CancellationToken,
+        refused: RefusedKeys,
     ) -> KeyServices {
         KeyServices {
             accepted: ByDigest::new(KEYS_KEPT),
-            refused: RefusedKeys::default(),
+            refused,
             checking: Mutex::new(HashMap::new()),
             sessions: Arc::new(Semaphore::new(limits.sessions.get())),
             stack,
@@ -174,15 +181,28 @@ impl KeyServices {
     }
 
     /// A key already known: its service, or its refusal. `None` for a key the server has not
-    /// yet asked the stack about.
-    pub async fn known(&self, key: &Key) -> Option<Admission> {
+    /// yet asked the stack about. A request that `opens` something (a session, or a request of a
+    /// version with no sessions) is answered refused once the stack has refused the key, and
+    /// asks the stack again when what it last said of the key is no longer fresh, so that a
+    /// connector is sent back to sign in rather than shown tools that all fail (F13-R9).
+    pub async fn known(&self, key: &Key, opens: bool) -> Option<Admission> {
         let digest = key.digest();
         if let Some(service) = self.accepted.get(&digest) {
+            if opens
+                && service.needs_confirming().await
+                && let Some(Admission::Refused) = service.read_again().await
+            {
+                self.refused.revoked(digest);
+                return Some(Admission::Refused);
+            }
             // The stack refused a key it had accepted: remembered apart, so it stays refused
-            // whatever is let go later. Meanwhile its sessions go on, and every tool in them says
-            // the key was refused (it is never sent again).
+            // whatever is let go later. Meanwhile its open sessions go on, and every tool in them
+            // says the key was refused (it is never sent again).
             if service.is_refused().await {
                 self.refused.revoked(digest);
+                if opens {
+                    return Some(Admission::Refused);
+                }
             }
             return Some(Admission::Accepted(service));
         }
@@ -192,7 +212,7 @@ impl KeyServices {
     /// What the stack says of `key` now, not from an answer up to 30 seconds old: for a decision
     /// that hands out a grant (a sign-in, a refresh).
     pub async fn now(&self, key: Key) -> Admission {
-        match self.known(&key).await {
+        match self.known(&key, true).await {
             Some(Admission::Accepted(service)) => match service.read_again().await {
                 Some(Admission::Refused) => {
                     self.refused.revoked(key.digest());
@@ -363,6 +383,7 @@ mod tests {
             Arc::new(Common::new(conduct, seal)),
             Limits::DEFAULT,
             CancellationToken::new(),
+            RefusedKeys::default(),
         );
         let key = Key::parse("lfk_00112233445566778899aabbccddeeff").expect("a key");
         let waiting = futures::future::join(
@@ -378,6 +399,6 @@ mod tests {
             lock(&services.checking).is_empty(),
             "nothing is kept for the key"
         );
-        assert!(services.known(&key).await.is_none());
+        assert!(services.known(&key, true).await.is_none());
     }
 }

@@ -6,16 +6,17 @@
 //! (F13-R8), the server keeps no credential of its own for the stack, and the provider holds
 //! nothing that works against the stack or any other server.
 //!
-//! Nothing is kept per client or per grant: client ids, codes and tokens are sealed (see
-//! `access::sealing`), so a restart or a replica sharing the state folder knows them all. Only
-//! what may be used once (a form, a code, a refresh token) is remembered as used, until it
-//! expires.
+//! Nothing is kept per client: client ids, codes and tokens are sealed (see `access::sealing`),
+//! so a restart or a replica sharing the state folder knows them all. What may be used once (a
+//! form, a code, a refresh token) is remembered as used, until it expires; and each grant handed
+//! out is recorded (nothing secret in it) so that the client or the operator can end it early.
 
 mod authorize;
 mod bearer;
 mod client_document;
 mod clients;
 mod discovery;
+pub mod grants;
 mod page;
 mod params;
 mod tokens;
@@ -50,6 +51,7 @@ pub struct SignIn {
     forms_used: Used,
     codes_used: Used,
     refreshes_used: Used,
+    grants: grants::Grants,
     raw_keys: bool,
     documents: client_document::Documents,
     /// The stack this server serves: a key link on the sign-in page must be for it, and is
@@ -77,6 +79,7 @@ impl SignIn {
             forms_used: Used::in_folder(state.join("used-forms"))?,
             codes_used: Used::in_folder(state.join("used-codes"))?,
             refreshes_used: Used::in_folder(state.join("used-refresh-tokens"))?,
+            grants: grants::Grants::in_state(state),
             raw_keys: settings.raw_keys,
             documents: client_document::Documents::new(settings)?,
             stack,
@@ -106,6 +109,7 @@ pub fn routes() -> Router<Arc<App>> {
         .route("/register", post(clients::register).options(preflight))
         .route("/authorize", get(authorize::ask).post(authorize::answered))
         .route("/token", post(tokens::grant).options(preflight))
+        .route("/revoke", post(tokens::revoke).options(preflight))
 }
 
 /// Where a sign-in request came to: this server as the request names it (a served name, at the

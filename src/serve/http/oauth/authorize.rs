@@ -320,9 +320,10 @@ fn decided(
             Err(("access_denied", "The person did not allow it.")),
         );
     }
-    let code = Key::parse(key)
-        .ok()
-        .and_then(|key| tokens::seal_code(sign_in, &key, &form.c, &form.r, &form.p, &form.a));
+    let code = Key::parse(key).ok().and_then(|key| {
+        let client = (form.c.as_str(), form.n.as_deref());
+        tokens::seal_code(sign_in, &key, client, &form.r, &form.p, &form.a)
+    });
     match code {
         Some(code) => send_back(&form.r, here, state, Ok(&code)),
         None => page::cannot_go_on(StatusCode::SERVICE_UNAVAILABLE, page::NOT_MADE),

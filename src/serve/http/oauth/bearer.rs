@@ -41,6 +41,9 @@ pub fn key_of(sign_in: &SignIn, headers: &HeaderMap, issuer: &str) -> Result<Key
                     TokenRefused::Expired => {
                         invalid("The access token has expired; refresh it, or sign in again.")
                     }
+                    TokenRefused::Ended => invalid(
+                        "This sign-in has ended (signed out, or ended by the operator); sign in again.",
+                    ),
                     TokenRefused::OtherResource => {
                         invalid("The access token was issued for another resource than this MCP URL.")
                     }

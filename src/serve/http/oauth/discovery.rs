@@ -30,6 +30,8 @@ pub async fn authorization_server(here: Here) -> Response {
             "authorization_endpoint": here.url("/authorize"),
             "token_endpoint": here.url("/token"),
             "registration_endpoint": here.url("/register"),
+            "revocation_endpoint": here.url("/revoke"),
+            "revocation_endpoint_auth_methods_supported": ["none"],
             "scopes_supported": [SCOPE],
             "response_types_supported": ["code"],
             "response_modes_supported": ["query"],

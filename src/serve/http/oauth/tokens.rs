@@ -4,7 +4,11 @@
 //! token lives an hour; a refresh token lives 30 days, is used once, and is replaced by a new one
 //! each time, and only while the stack still takes the key it carries.
 //!
+//! Every token carries the id of the grant it belongs to, and is taken only while that grant is
+//! in force (see `grants`).
+//!
 //! `POST /token` (RFC 6749 §3.2): the `authorization_code` and `refresh_token` grants.
+//! `POST /revoke` (RFC 7009): a client ending its grant.
 
 use std::sync::Arc;
 
@@ -17,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
+use super::grants::{Granted, Grants, GrantsError};
 use super::params::{self, Params};
 use super::{Here, SCOPE, SignIn, json_answer, oauth_error};
 use crate::access::sealing::{NotUsed, Purpose, now};
@@ -44,6 +49,9 @@ pub const REFRESH_LIFE: u64 = 30 * 24 * 60 * 60;
 #[derive(Serialize, Deserialize)]
 pub struct Code {
     pub grant: Grant,
+    /// What the client calls itself, for the grant's record.
+    #[serde(default)]
+    pub n: Option<String>,
     /// The redirect URI the code was sent to.
     pub r: String,
     /// The PKCE challenge (S256) its verifier must answer.
@@ -61,6 +69,9 @@ pub struct Grant {
     pub a: String,
     /// When it expires, in seconds since the epoch.
     pub x: u64,
+    /// The grant it belongs to (see `grants`); empty in tokens sealed before grants were kept.
+    #[serde(default)]
+    pub g: String,
 }
 
 /// Why an access token is not taken.
@@ -70,14 +81,16 @@ pub enum TokenRefused {
     Expired,
     OtherResource,
     NotAKey,
+    /// Its grant was ended: signed out, or ended by the operator.
+    Ended,
 }
 
 pub fn is_access_token(bearer: &str) -> bool {
     bearer.starts_with(ACCESS.prefix)
 }
 
-/// The key an access token carries, if this server issued it for `resource` and it has not
-/// expired.
+/// The key an access token carries, if this server issued it for `resource`, it has not
+/// expired, and its grant has not been ended.
 pub fn open_access(sign_in: &SignIn, token: &str, resource: &str) -> Result<Key, TokenRefused> {
     let (grant, _): (Grant, _) = sign_in
         .sealer
@@ -89,6 +102,10 @@ pub fn open_access(sign_in: &SignIn, token: &str, resource: &str) -> Result<Key,
     if grant.a != resource {
         return Err(TokenRefused::OtherResource);
     }
+    // A token sealed before grants were kept has none, and lives out its hour.
+    if !grant.g.is_empty() && !sign_in.grants.is_live(&grant.g) {
+        return Err(TokenRefused::Ended);
+    }
     Key::parse(&grant.k).map_err(|_| TokenRefused::NotAKey)
 }
 
@@ -97,18 +114,21 @@ pub fn open_access(sign_in: &SignIn, token: &str, resource: &str) -> Result<Key,
 pub fn seal_code(
     sign_in: &SignIn,
     key: &Key,
-    client: &str,
+    client: (&str, Option<&str>),
     redirect: &str,
     challenge: &str,
     resource: &str,
 ) -> Option<String> {
+    let (client, name) = client;
     let code = Code {
         grant: Grant {
             k: key.expose_for_keeping().to_owned(),
             c: client.to_owned(),
             a: resource.to_owned(),
             x: now() + CODE_LIFE,
+            g: Grants::new_id()?,
         },
+        n: name.map(str::to_owned),
         r: redirect.to_owned(),
         p: challenge.to_owned(),
     };
@@ -182,7 +202,7 @@ fn exchange(sign_in: &SignIn, asked: &Params, client: &str) -> Response {
         return refused;
     }
     match sign_in.codes_used.use_once(&nonce, code.grant.x) {
-        Ok(()) => issue(sign_in, code.grant),
+        Ok(()) => issue(sign_in, code.grant, Issued::SignedIn(code.n.as_deref())),
         Err(NotUsed::Already) => refused("invalid_grant", "The code was used already."),
         Err(NotUsed::NotRecorded) => unavailable(),
     }
@@ -222,6 +242,16 @@ async fn refresh(app: &App, asked: &Params, client: &str) -> Response {
     if sign_in.refreshes_used.was_used(&nonce, grant.x) {
         return refused("invalid_grant", "The refresh token was used already.");
     }
+    let renewed = match sign_in.grants.get(&grant.g) {
+        Some(granted) => Issued::Renewed(granted),
+        None if grant.g.is_empty() => Issued::SignedIn(None),
+        None => {
+            return refused(
+                "invalid_grant",
+                "This sign-in has ended (signed out, or ended by the operator); sign in again.",
+            );
+        }
+    };
     let Ok(key) = Key::parse(&grant.k) else {
         return refused("invalid_grant", "The refresh token carries no key.");
     };
@@ -237,7 +267,7 @@ async fn refresh(app: &App, asked: &Params, client: &str) -> Response {
         Standing::NotAsked => return unavailable(),
     }
     match sign_in.refreshes_used.use_once(&nonce, grant.x) {
-        Ok(()) => issue(sign_in, grant),
+        Ok(()) => issue(sign_in, grant, renewed),
         Err(NotUsed::Already) => refused("invalid_grant", "The refresh token was used already."),
         Err(NotUsed::NotRecorded) => unavailable(),
     }
@@ -260,14 +290,46 @@ async fn still_taken(app: &App, key: Key) -> Standing {
     }
 }
 
-/// A new access token and refresh token for `grant`'s key, client and resource.
-fn issue(sign_in: &SignIn, grant: Grant) -> Response {
+/// How a grant's tokens come to be handed out.
+enum Issued<'a> {
+    /// The person signed in now, through a client that calls itself this.
+    SignedIn(Option<&'a str>),
+    /// The client renewed a grant in force.
+    Renewed(Granted),
+}
+
+/// A new access token and refresh token for `grant`'s key, client and resource, once the grant
+/// is recorded as in force until the refresh token expires.
+fn issue(sign_in: &SignIn, mut grant: Grant, issued: Issued<'_>) -> Response {
     let now = now();
+    let Ok(key) = Key::parse(&grant.k) else {
+        return refused("invalid_grant", "The grant carries no key.");
+    };
+    let granted = match issued {
+        Issued::Renewed(granted) => Granted {
+            renewed: now,
+            expires: now + REFRESH_LIFE,
+            ..granted
+        },
+        Issued::SignedIn(client) => {
+            if grant.g.is_empty() {
+                let Some(id) = Grants::new_id() else {
+                    return unavailable();
+                };
+                grant.g = id;
+            }
+            Granted::new(grant.g.clone(), client, &key.digest(), now + REFRESH_LIFE)
+        }
+    };
+    if !sign_in.grants.record(&granted) {
+        return unavailable();
+    }
     let access = Grant {
         x: now + ACCESS_LIFE,
         k: grant.k.clone(),
         c: grant.c.clone(),
         a: grant.a.clone(),
+        g: grant.g.clone(),
     };
     let refresh = Grant {
         x: now + REFRESH_LIFE,
@@ -289,6 +351,60 @@ fn issue(sign_in: &SignIn, grant: Grant) -> Response {
             "scope": SCOPE,
         }),
     )
+}
+
+/// `POST /revoke` (RFC 7009): a client signing out ends its grant, whichever of the grant's
+/// tokens it sends, so neither is taken again. A token that is not one of this server's, or has
+/// expired, is answered as revoked, as the RFC says; one issued to another client is refused.
+pub async fn revoke(State(app): State<Arc<App>>, _: Here, body: Body) -> Response {
+    let sign_in = &app.sign_in;
+    let asked = match params::body(body)
+        .await
+        .and_then(|bytes| Params::of(&bytes))
+    {
+        Ok(asked) => asked,
+        Err(not_read) => return refused("invalid_request", &not_read.description()),
+    };
+    let Some(client) = asked.get("client_id") else {
+        return refused(
+            "invalid_client",
+            "client_id is missing: this server's clients are public, and name themselves with it.",
+        );
+    };
+    let Some(token) = asked.get("token") else {
+        return refused("invalid_request", "token is missing.");
+    };
+    let opened = [&ACCESS, &REFRESH]
+        .into_iter()
+        .find_map(|purpose| sign_in.sealer.open::<Grant>(purpose, token));
+    let Some((grant, nonce)) = opened else {
+        return revoked();
+    };
+    if grant.c != client {
+        return refused(
+            "invalid_client",
+            "The token was issued to another client, which alone may revoke it.",
+        );
+    }
+    if grant.g.is_empty() {
+        // A token from before grants were kept: its refresh token is spent, and an access
+        // token lives out its hour.
+        let _ = sign_in.refreshes_used.use_once(&nonce, grant.x);
+        return revoked();
+    }
+    match sign_in.grants.end(&grant.g) {
+        Ok(_) => tracing::info!("a client signed out: its grant is ended"),
+        Err(GrantsError::NoSuchGrant(..)) => {}
+        Err(error) => {
+            tracing::warn!(%error, "a grant could not be ended");
+            return unavailable();
+        }
+    }
+    revoked()
+}
+
+fn revoked() -> Response {
+    json_answer(StatusCode::OK, &json!({}))
 }
 
 /// Whether a PKCE verifier (RFC 7636 §4.1: 43 to 128 unreserved characters) answers an S256
