@@ -102,7 +102,8 @@ pub fn ask_to_allow(asking: &Asking, form: &str, offer: &Offer) -> Response {
     body.push_str(
         "<p class=\"small\">The assistant's provider is given a sealed token, not your key: it \
          works only with this server, for an hour at a time, renewed for up to 30 days while the \
-         key is valid. Revoke the key on your stack to end it. Every action is rehearsed first and \
+         key is valid. It ends when you revoke the key on your stack or sign out in the assistant, or \
+         when the operator ends it. Every action is rehearsed first and \
          says what it will do, except the doctor, which has no rehearsal; where the assistant's \
          app can ask you, every action, the doctor too, waits for your yes.</p>",
     );
