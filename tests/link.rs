@@ -14,6 +14,8 @@
 
 #[path = "support/demo.rs"]
 mod demo;
+#[path = "support/hostile.rs"]
+mod hostile;
 #[path = "support/http_server.rs"]
 mod http_server;
 #[path = "support/https.rs"]
@@ -27,6 +29,7 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio as Piped};
 
 use demo::{BINARY, DemoStack, Scratch};
+use hostile::{ECHOING_CLAIM, HostileStack, MINTED_KEY};
 use http_server::fresh_dir;
 use mcp::Stdio;
 use serde_json::{Value, json};
@@ -49,6 +52,18 @@ fn run(home: &Path, args: &[&str], input: &str) -> Output {
         .write_all(input.as_bytes())
         .expect("written");
     child.wait_with_output().expect("it ends")
+}
+
+/// As `run`, off the test's runtime, which serves a stack of the tests' own meanwhile.
+async fn run_apart(home: &Path, args: &[&str]) -> Output {
+    let home = home.to_path_buf();
+    let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        run(&home, &args, "")
+    })
+    .await
+    .expect("it ends")
 }
 
 fn said(output: &Output) -> String {
@@ -348,4 +363,46 @@ async fn a_relative_config_path_is_printed_as_the_absolute_path_an_assistant_nee
     let kept: Value =
         serde_json::from_str(&std::fs::read_to_string(&absolute).expect("kept")).expect("JSON");
     assert_eq!(kept["scope"], "member:maya");
+}
+
+/// Everything a link printed and kept, but the one field of its config that must hold the key
+/// and the one that holds the pin: where an echo of them would show.
+fn printed_and_kept_but_the_key_and_pin(output: &Output, config: &Path) -> String {
+    let mut kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(config).expect("kept")).expect("JSON");
+    let fields = kept.as_object_mut().expect("an object");
+    fields.remove("key");
+    fields.remove("pin");
+    format!("{}{kept}", said(output))
+}
+
+/// Issue 27, item 5: the words of a minted key (its name, scope and address) are the stack's,
+/// and pass the door a tool's result does: an echo of the key (whole, its hex part, split by a
+/// hidden character), the claim or the pin in them is neither printed nor kept, and an address
+/// that carries one is not kept.
+#[tokio::test]
+async fn a_reply_that_echoes_the_key_claim_or_pin_has_them_withheld_from_what_link_prints_and_keeps()
+ {
+    let stack = HostileStack::start().await;
+    let home = Scratch::at(fresh_dir("home"));
+    let linked = run_apart(&home, &["link", &stack.link(ECHOING_CLAIM)]).await;
+    assert!(linked.status.success(), "{}", said(&linked));
+    let config = config_in(&home);
+    let kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).expect("kept")).expect("JSON");
+    assert_eq!(kept["key"], MINTED_KEY, "the key is kept where it belongs");
+    assert_eq!(kept["address"], stack.address.as_str(), "{kept}");
+    assert!(
+        kept["name"]
+            .as_str()
+            .expect("a name")
+            .starts_with("kitchen [withheld]"),
+        "{kept}"
+    );
+    let everything = printed_and_kept_but_the_key_and_pin(&linked, &config).to_ascii_lowercase();
+    let hex = MINTED_KEY.trim_start_matches("lfk_");
+    for secret in [hex, &hex[16..], ECHOING_CLAIM, &stack.pin, "lfk_"] {
+        assert!(!everything.contains(secret), "{secret} in {everything}");
+    }
+    assert!(!everything.contains('\u{200b}'), "{everything}");
 }

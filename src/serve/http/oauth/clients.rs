@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use super::client_document::DocumentRefused;
 use super::{Here, SignIn, json_answer, oauth_error, params};
 use crate::access::sealing::{Purpose, now};
-use crate::answer::is_hidden;
+use crate::answer::handed_text;
+use crate::redact::Secrets;
 use crate::serve::http::App;
 
 const REGISTERED: Purpose = Purpose {
@@ -211,12 +212,12 @@ fn redirect_allowed(uri: &str) -> Result<(), String> {
     }
 }
 
-/// A client's name as the sign-in page may show it: its own words, without hidden characters,
-/// short.
+/// A client's name as the sign-in page may show it: its own words through the door the stack's
+/// text goes through (nothing hidden, no secret), on one line, short.
 fn shown_name(name: &str) -> Option<String> {
-    let shown: String = name
+    let shown: String = handed_text(name, &Secrets::default())
         .chars()
-        .filter(|&c| !is_hidden(c) && !c.is_control())
+        .filter(|&c| !c.is_control())
         .take(NAME_LONGEST)
         .collect();
     let shown = shown.trim();
