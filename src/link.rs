@@ -1,7 +1,8 @@
 //! Setting up from a key link (F13-R15): `https://<host>:<port>/link#claim=<claim>&pin=<pin>`.
 //! The claim is traded once, at the stack the pin verifies, for the key; only what the stack's
-//! reply carries is kept, in the linked config (0600, in a 0700 folder). Nothing is kept and
-//! nothing is claimed when the link or the place to keep it is wrong, and a refused claim is never tried again: the operator is told why. The
+//! reply carries is kept, in the linked config (0600; a folder made for it is 0700, one that was
+//! there is left as it is). Nothing is kept and nothing is claimed when the link or the place to
+//! keep it is wrong, and a refused claim is never tried again: the operator is told why. The
 //! reply's words (the key's name and scope, its address) pass through the door the stack's text
 //! takes to an assistant, so an echo of the key, the claim or the pin is withheld from what is
 //! printed and kept, as from a tool's result.
@@ -75,11 +76,26 @@ pub enum LinkFailure {
     )]
     PinMismatch(String),
     #[error(
-        "the stack at {0} did not answer ({1}); the claim was not spent. Try again when it is reachable"
+        "the stack at {0} could not be reached (no connection), so the claim was not sent and is not spent. \
+         Try again when it is reachable"
     )]
-    Unreachable(String, &'static str),
+    Unreachable(String),
+    #[error(
+        "the stack at {0} did not answer once it was sent the claim ({1}): it may have received the claim \
+         and spent it, though no key came back and nothing was kept. Run link again with the same key \
+         link; if it says the claim is spent, ask the stack for a new key link (and revoke the key it may \
+         have made)"
+    )]
+    MaybeSpent(String, &'static str),
     #[error("the stack at {0} could not be asked: {1}")]
     NotAsked(String, String),
+    #[error(
+        "the stack at {0} was sent the claim, but its answer is not a minted key ({1}): it may have spent \
+         the claim, though no key came back and nothing was kept. Run link again with the same key link; \
+         if it says the claim is spent, ask the stack for a new key link (and revoke the key it may have \
+         made)"
+    )]
+    NoKeyBack(String, &'static str),
 }
 
 impl LinkFailure {
@@ -165,25 +181,25 @@ pub async fn claim_at(stack: &StackAddress, link: &KeyLink) -> Result<Minted, Li
         .await
         .map_err(|failure| match failure {
             ClaimFailure::Setup(error) => LinkFailure::NotAsked(at, error.to_string()),
-            ClaimFailure::NotMinted(why) => {
-                LinkFailure::NotAsked(at, format!("its answer is not a minted key: {why}"))
-            }
+            ClaimFailure::NotMinted(why) => LinkFailure::NoKeyBack(at, why),
             ClaimFailure::Failed(Failure::PinMismatch) => LinkFailure::PinMismatch(at),
-            ClaimFailure::Failed(Failure::Unreachable(why)) => LinkFailure::Unreachable(
-                at,
-                match why {
-                    Unreachable::TimedOut => "it timed out",
-                    Unreachable::NoConnection => "no connection",
-                    Unreachable::Broken => "the connection broke",
-                },
-            ),
+            // Only a connection that was never made certainly sent nothing: a request that timed
+            // out or broke may have reached the stack whole.
+            ClaimFailure::Failed(Failure::Unreachable(Unreachable::NoConnection)) => {
+                LinkFailure::Unreachable(at)
+            }
+            ClaimFailure::Failed(Failure::Unreachable(Unreachable::TimedOut)) => {
+                LinkFailure::MaybeSpent(at, "it timed out")
+            }
+            ClaimFailure::Failed(Failure::Unreachable(Unreachable::Broken)) => {
+                LinkFailure::MaybeSpent(at, "the connection broke")
+            }
             ClaimFailure::Failed(Failure::Refused(refusal)) => {
                 refused(&refusal.problem, refusal.code())
             }
-            ClaimFailure::Failed(_) => LinkFailure::NotAsked(
-                at,
-                "its answer is not one the contract describes".to_owned(),
-            ),
+            ClaimFailure::Failed(_) => {
+                LinkFailure::NoKeyBack(at, "it is not one the contract describes")
+            }
         })
 }
 

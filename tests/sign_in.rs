@@ -14,6 +14,8 @@
 
 #[path = "support/demo.rs"]
 mod demo;
+#[path = "support/hostile.rs"]
+mod hostile;
 #[path = "support/http_server.rs"]
 mod http_server;
 #[path = "support/https.rs"]
@@ -29,6 +31,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use demo::{DemoStack, Scratch};
+use hostile::{BREAKING_CLAIM, HostileStack};
 use http_server::{HttpServer, fresh_dir, http_server};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -645,4 +648,23 @@ async fn a_refresh_token_is_used_once_and_a_key_the_stack_refuses_ends_the_grant
             .unwrap_or_default()
             .contains("refused the key")
     );
+}
+
+/// Issue 27, item 5: a key link the stack was sent but gave no key back for may have been used
+/// up, and the page says so rather than that it was not used.
+#[tokio::test]
+async fn a_key_link_the_stack_was_sent_but_gave_no_key_back_for_is_said_to_be_perhaps_used_up() {
+    let stack = HostileStack::start().await;
+    let server = HttpServer::start(&stack.address, &stack.pin, &[]).await;
+    let sign_in = server_signing_in(&server);
+    let client = sign_in.register(REDIRECT).await;
+    let first = sign_in.open_for(&client, REDIRECT).await;
+    let page = sign_in.give(&first, &stack.link(BREAKING_CLAIM)).await;
+    assert!(
+        page.html.contains("no key came back") && page.html.contains("may have used it up"),
+        "{}",
+        page.html
+    );
+    assert!(!page.html.contains("it was not used"), "{}", page.html);
+    drop(server);
 }

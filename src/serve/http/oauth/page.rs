@@ -159,6 +159,9 @@ pub const LINK_UNKNOWN: &str = "The stack does not know that key link. Check it,
 a new one.";
 pub const LINK_NOT_CLAIMED: &str = "The stack could not be reached to use that key link; it was not \
 used. Try again shortly.";
+pub const LINK_MAYBE_SPENT: &str = "That key link was sent to the stack, but no key came back, so the \
+stack may have used it up. Try the link again; if it is said to be used already, ask the stack for a new \
+one.";
 pub const TOO_MANY_KEYS: &str = "Too many keys have been tried from this address. Wait a minute and try \
 again.";
 pub const TOO_MANY_SIGN_INS: &str = "Too many sign-ins have been started from this address. Wait a \
