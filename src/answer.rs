@@ -13,4 +13,4 @@ pub(crate) mod outcome;
 pub mod sentences;
 
 /// The one door for text the stack or a client wrote, wherever the server passes it on.
-pub(crate) use handed::handed_text;
+pub(crate) use handed::{handed_text, shows_as_written};

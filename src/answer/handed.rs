@@ -107,6 +107,12 @@ pub fn handed_text<'a>(text: &'a str, withheld: &Secrets) -> Cow<'a, str> {
     }
 }
 
+/// Whether `text` holds nothing a reader cannot see (tab and newline aside): what is shown of it
+/// is what it is.
+pub fn shows_as_written(text: &str) -> bool {
+    clean::cleaned(text).is_none()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

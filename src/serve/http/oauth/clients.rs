@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use super::client_document::DocumentRefused;
 use super::{Here, SignIn, json_answer, oauth_error, params};
 use crate::access::sealing::{Purpose, now};
-use crate::answer::handed_text;
+use crate::answer::{handed_text, shows_as_written};
 use crate::redact::Secrets;
 use crate::serve::http::App;
 
@@ -184,12 +184,22 @@ pub fn redirects_of(given: Option<&Value>) -> Result<Vec<String>, String> {
 }
 
 /// A redirect URI a person may be sent back to: `https`, or `http` on this device's loopback for
-/// a local client; whole, with no fragment, and not longer than a client id can carry.
+/// a local client; whole, with no fragment, and not longer than a client id can carry. Nothing in
+/// it may be hidden or dropped on the way to the browser: a URL parser drops tabs and line breaks
+/// and trims spaces, and a bidirectional control shows the text in another order, so a URI that
+/// holds one could show one place on the sign-in page and send the person to another.
 fn redirect_allowed(uri: &str) -> Result<(), String> {
     if uri.len() > REDIRECT_LONGEST {
         return Err(format!(
             "A redirect URI may be at most {REDIRECT_LONGEST} characters."
         ));
+    }
+    if !shows_as_written(uri) || uri.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(
+            "A redirect URI may hold no control, invisible, bidirectional or white-space characters: \
+             they would make the sign-in page show another place than the one the person is sent to."
+                .to_owned(),
+        );
     }
     let parsed =
         url::Url::parse(uri).map_err(|_| "A redirect URI is not an absolute URL.".to_owned())?;
@@ -247,6 +257,21 @@ mod tests {
             "http://10.0.0.1/cb",
         ] {
             assert!(redirect_allowed(refused).is_err(), "{refused}");
+        }
+        // Issue 27, item 6: what a URL parser drops or a reader cannot see.
+        for hidden in [
+            "https://good.example\t/cb",
+            "https://good.example/\r\ncb",
+            "https://good.example/cb\n",
+            " https://good.example/cb",
+            "https://good.example/c b",
+            "https://evil.example/\u{202e}elpmaxe.doog",
+            "https://good.example\u{200b}.evil.example/cb",
+            "https://good.example/cb\u{2066}",
+            "https://good.example/cb\u{ad}",
+        ] {
+            let refused = redirect_allowed(hidden).expect_err(hidden);
+            assert!(refused.contains("bidirectional"), "{refused}");
         }
         let long = format!("https://a.example/{}", "x".repeat(REDIRECT_LONGEST));
         assert!(redirect_allowed(&long).is_err());
