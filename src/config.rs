@@ -153,6 +153,13 @@ pub enum ConfigError {
     #[error("the linked config {path} cannot be written ({1})", path = .0.display())]
     ConfigNotWritten(PathBuf, std::io::ErrorKind),
     #[error(
+        "the folder {path} can be written by others (mode {mode:04o}), who could replace the linked config \
+         in it; nothing was claimed, and the folder is left as it is. Set {CONFIG} to a file in a folder \
+         only you can write to",
+        path = .0.display(), mode = .1
+    )]
+    ConfigFolderShared(PathBuf, u32),
+    #[error(
         "{path} already holds a linked config; nothing was claimed. Move it away first, or set {CONFIG} to \
          another file",
         path = .0.display()

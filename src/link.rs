@@ -1,18 +1,25 @@
 //! Setting up from a key link (F13-R15): `https://<host>:<port>/link#claim=<claim>&pin=<pin>`.
 //! The claim is traded once, at the stack the pin verifies, for the key; only what the stack's
-//! reply carries is kept, in the linked config (0600, in a 0700 folder). Nothing is kept and
-//! nothing is claimed when the link or the place to keep it is wrong, and a refused claim is
-//! never tried again: the operator is told why.
+//! reply carries is kept, in the linked config (0600; a folder made for it is 0700, one that was
+//! there is left as it is). Nothing is kept and nothing is claimed when the link or the place to
+//! keep it is wrong, and a refused claim is never tried again: the operator is told why. The
+//! reply's words (the key's name and scope, its address) pass through the door the stack's text
+//! takes to an assistant, so an echo of the key, the claim or the pin is withheld from what is
+//! printed and kept, as from a tool's result.
 //!
 //! [`parse`] and [`claim`] are the setup itself, for `lemonfiber-mcp link` and any other way in
 //! that is handed a key link.
 
+use std::borrow::Cow;
 use std::io::Read as _;
 use std::path::Path;
 
 use serde_json::json;
 
+use crate::answer::handed_text;
 use crate::config::{self, ConfigError, stack_address};
+use crate::fingerprint::Fingerprint;
+use crate::redact::Secrets;
 use crate::stack::claim::{Claim, ClaimFailure, ClaimTextError, Minted};
 use crate::stack::{AnswerLimits, Failure, StackAddress, Unreachable};
 
@@ -69,11 +76,26 @@ pub enum LinkFailure {
     )]
     PinMismatch(String),
     #[error(
-        "the stack at {0} did not answer ({1}); the claim was not spent. Try again when it is reachable"
+        "the stack at {0} could not be reached (no connection), so the claim was not sent and is not spent. \
+         Try again when it is reachable"
     )]
-    Unreachable(String, &'static str),
+    Unreachable(String),
+    #[error(
+        "the stack at {0} did not answer once it was sent the claim ({1}): it may have received the claim \
+         and spent it, though no key came back and nothing was kept. Run link again with the same key \
+         link; if it says the claim is spent, ask the stack for a new key link (and revoke the key it may \
+         have made)"
+    )]
+    MaybeSpent(String, &'static str),
     #[error("the stack at {0} could not be asked: {1}")]
     NotAsked(String, String),
+    #[error(
+        "the stack at {0} was sent the claim, but its answer is not a minted key ({1}): it may have spent \
+         the claim, though no key came back and nothing was kept. Run link again with the same key link; \
+         if it says the claim is spent, ask the stack for a new key link (and revoke the key it may have \
+         made)"
+    )]
+    NoKeyBack(String, &'static str),
 }
 
 impl LinkFailure {
@@ -159,25 +181,25 @@ pub async fn claim_at(stack: &StackAddress, link: &KeyLink) -> Result<Minted, Li
         .await
         .map_err(|failure| match failure {
             ClaimFailure::Setup(error) => LinkFailure::NotAsked(at, error.to_string()),
-            ClaimFailure::NotMinted(why) => {
-                LinkFailure::NotAsked(at, format!("its answer is not a minted key: {why}"))
-            }
+            ClaimFailure::NotMinted(why) => LinkFailure::NoKeyBack(at, why),
             ClaimFailure::Failed(Failure::PinMismatch) => LinkFailure::PinMismatch(at),
-            ClaimFailure::Failed(Failure::Unreachable(why)) => LinkFailure::Unreachable(
-                at,
-                match why {
-                    Unreachable::TimedOut => "it timed out",
-                    Unreachable::NoConnection => "no connection",
-                    Unreachable::Broken => "the connection broke",
-                },
-            ),
+            // Only a connection that was never made certainly sent nothing: a request that timed
+            // out or broke may have reached the stack whole.
+            ClaimFailure::Failed(Failure::Unreachable(Unreachable::NoConnection)) => {
+                LinkFailure::Unreachable(at)
+            }
+            ClaimFailure::Failed(Failure::Unreachable(Unreachable::TimedOut)) => {
+                LinkFailure::MaybeSpent(at, "it timed out")
+            }
+            ClaimFailure::Failed(Failure::Unreachable(Unreachable::Broken)) => {
+                LinkFailure::MaybeSpent(at, "the connection broke")
+            }
             ClaimFailure::Failed(Failure::Refused(refusal)) => {
                 refused(&refusal.problem, refusal.code())
             }
-            ClaimFailure::Failed(_) => LinkFailure::NotAsked(
-                at,
-                "its answer is not one the contract describes".to_owned(),
-            ),
+            ClaimFailure::Failed(_) => {
+                LinkFailure::NoKeyBack(at, "it is not one the contract describes")
+            }
         })
 }
 
@@ -237,13 +259,19 @@ pub async fn run(given: &str, https: Option<&str>) -> Result<(), LinkFailure> {
     let minted = claim(&link).await?;
     // Only what the reply carries: its address and pin where it gives them, the link's otherwise.
     let pin = minted.pin.unwrap_or(link.stack.pin);
+    let withheld = secrets_of(&link, &minted, pin);
+    // An address the door would change (it holds something hidden, or a secret) is not one to
+    // keep: what is kept must be what is shown.
     let replied = minted
         .address
         .as_deref()
-        .map(|address| stack_address(address, Some(&pin.to_hex())));
+        .map(|address| match handed_text(address, &withheld) {
+            Cow::Borrowed(address) => stack_address(address, Some(&pin.to_hex())).ok(),
+            Cow::Owned(_) => None,
+        });
     let address = match replied {
-        Some(Ok(address)) => address.base_url,
-        Some(Err(_)) => {
+        Some(Some(address)) => address.base_url,
+        Some(None) => {
             eprintln!(
                 "lemonfiber-mcp: the stack's reply named an address that is not one a stack is reached at; the \
                  link's address is kept instead"
@@ -252,17 +280,32 @@ pub async fn run(given: &str, https: Option<&str>) -> Result<(), LinkFailure> {
         }
         None => link.stack.base_url.clone(),
     };
-    let (name, scope) = (words(&minted.name), words(&minted.scope));
+    let (name, scope) = (
+        words(&minted.name, &withheld),
+        words(&minted.scope, &withheld),
+    );
     let path = reserved.path().to_owned();
     reserved.write(&address, pin, &minted.key, (&name, &scope))?;
     print_configs(&path, &address, (&name, &scope), https);
     Ok(())
 }
 
-/// The stack's words for the key, as kept and shown: printable, and not too many.
-fn words(text: &str) -> String {
-    text.chars()
-        .filter(|&c| !c.is_control() && !crate::answer::is_hidden(c))
+/// What `link` withholds from the stack's words: the key it brought, the claim, and the pins
+/// (the link's, and the reply's).
+fn secrets_of(link: &KeyLink, minted: &Minted, pin: Fingerprint) -> Secrets {
+    let mut withheld = minted.key.withheld();
+    link.claim.withhold_in(&mut withheld);
+    withheld.add(&pin.to_hex());
+    withheld.add(&link.stack.pin.to_hex());
+    withheld
+}
+
+/// The stack's words for the key, as kept and shown: through the door (withheld before they are
+/// cut, so no part of a secret is left at the cut), on one line, and not too many.
+fn words(text: &str, withheld: &Secrets) -> String {
+    handed_text(text, withheld)
+        .chars()
+        .filter(|&c| !c.is_control())
         .take(WORDS_MOST)
         .collect()
 }
@@ -360,6 +403,43 @@ mod tests {
                 "the claim is never repeated: {error}"
             );
         }
+    }
+
+    /// Issue 27, item 5: the key's name and scope the stack replies with are what is printed and
+    /// kept, so an echo of the key, the claim or the pin in them is withheld first, then cut.
+    #[test]
+    fn the_stacks_words_for_the_key_never_carry_the_key_the_claim_or_the_pin() {
+        let key = "lfk_00112233445566778899aabbccddeeff";
+        let link = parse(&format!(
+            "https://stack.home.arpa:8443/link#claim={CLAIM}&pin={PIN}"
+        ))
+        .expect("a link");
+        let minted = Minted {
+            name: String::new(),
+            scope: String::new(),
+            purpose: None,
+            key: crate::stack::credential::Key::parse(key).expect("a key"),
+            pin: None,
+            address: None,
+        };
+        let withheld = secrets_of(&link, &minted, link.stack.pin);
+        let echoed = format!(
+            "kitchen {} {} {}\u{200b}{} {}",
+            key.to_uppercase(),
+            CLAIM,
+            &PIN[..32],
+            &PIN[32..],
+            &key[4..]
+        );
+        assert_eq!(
+            words(&echoed, &withheld),
+            "kitchen [withheld] [withheld] [withheld] [withheld]"
+        );
+        let long = format!("{}{key}", "n".repeat(WORDS_MOST - 8));
+        let cut = words(&long, &withheld);
+        assert_eq!(cut.chars().count(), WORDS_MOST);
+        assert!(cut.ends_with("[withhel") && !cut.contains("lfk_"), "{cut}");
+        assert_eq!(words("read\nact\t", &withheld), "readact");
     }
 
     #[test]

@@ -1,6 +1,8 @@
 //! The state folder the HTTP mode keeps what it must remember in (its certificates, its ACME
 //! account, the secret offers are sealed with): its owner's alone, 0700, and each file 0600,
-//! written whole or not at all so that a crash or a reader never sees half of one.
+//! written whole or not at all so that a crash or a reader never sees half of one. And the folder
+//! `link` keeps its config in, which may be anyone's (see [`make_missing_folder`]). The one place
+//! the server sets or reads a folder's permissions.
 
 use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -21,6 +23,35 @@ pub fn make_folder(folder: &Path) -> std::io::Result<()> {
     Ok(())
 }
 
+/// Why a folder is not one to keep a secret in.
+#[derive(Debug, thiserror::Error)]
+pub enum FolderRefused {
+    #[error(transparent)]
+    Io(#[from] std::io::Error),
+    /// Others may write to it, and without the sticky bit they may replace what is in it.
+    #[error("others can write to it (mode {0:04o})")]
+    OthersMayReplace(u32),
+}
+
+/// Makes what is missing of `folder` (0700: the program's own), and leaves a folder that was
+/// there already as it is, since it may be shared (a 1777 folder, the target of a symlink) and
+/// its mode is not this program's to change. One that others may write to without the sticky
+/// bit is refused: they could replace the file kept in it.
+pub fn make_missing_folder(folder: &Path) -> Result<(), FolderRefused> {
+    use std::os::unix::fs::PermissionsExt as _;
+    const OTHERS_WRITE: u32 = 0o022;
+    const STICKY: u32 = 0o1000;
+    std::fs::DirBuilder::new()
+        .recursive(true)
+        .mode(0o700)
+        .create(folder)?;
+    let mode = std::fs::metadata(folder)?.permissions().mode() & 0o7777;
+    if mode & OTHERS_WRITE != 0 && mode & STICKY == 0 {
+        return Err(FolderRefused::OthersMayReplace(mode));
+    }
+    Ok(())
+}
+
 /// Writes `bytes` to `path` whole or not at all, readable by its owner only: to a file beside
 /// it of this writer's own (replicas may share the folder), flushed to disk, renamed over it,
 /// and the rename itself flushed.
@@ -29,10 +60,11 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     getrandom::fill(&mut nonce).map_err(std::io::Error::other)?;
     let partial = path.with_extension(format!("{}.partial", hex::encode(nonce)));
     let write = || -> std::io::Result<()> {
+        // Made new, so that nothing another user put at its name (a symlink) is followed: in a
+        // shared folder the name is theirs to take too.
         let mut file = std::fs::OpenOptions::new()
             .write(true)
-            .create(true)
-            .truncate(true)
+            .create_new(true)
             .mode(0o600)
             .open(&partial)?;
         file.write_all(bytes)?;
@@ -48,4 +80,49 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     write().inspect_err(|_| {
         let _ = std::fs::remove_file(&partial);
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt as _;
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).expect("there").permissions().mode() & 0o7777
+    }
+
+    /// Issue 27, item 5: only what is missing is made; a folder that was there keeps its mode
+    /// and sticky bit, through a symlink too, and one others may replace files in is refused.
+    #[test]
+    fn only_a_missing_folder_is_made_and_one_that_was_there_is_left_as_it_is() {
+        let scratch =
+            std::env::temp_dir().join(format!("lemonfiber-folders-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch).expect("scratch");
+        let made = scratch.join("made/inner");
+        make_missing_folder(&made).expect("made");
+        assert_eq!(mode(&made), 0o700);
+
+        let shared = scratch.join("shared");
+        std::fs::create_dir(&shared).expect("shared");
+        std::fs::set_permissions(&shared, std::fs::Permissions::from_mode(0o1777)).expect("chmod");
+        let through = scratch.join("through");
+        std::os::unix::fs::symlink(&shared, &through).expect("symlink");
+        for folder in [&shared, &through] {
+            make_missing_folder(folder).expect("a sticky folder is used as it is");
+            assert_eq!(mode(&shared), 0o1777);
+        }
+        let open = scratch.join("open");
+        std::fs::create_dir(&open).expect("open");
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        make_missing_folder(&open).expect("readable by others is the owner's choice");
+        assert_eq!(mode(&open), 0o755);
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).expect("chmod");
+        assert!(matches!(
+            make_missing_folder(&open),
+            Err(FolderRefused::OthersMayReplace(0o777))
+        ));
+        assert_eq!(mode(&open), 0o777);
+        let _ = std::fs::remove_dir_all(&scratch);
+    }
 }

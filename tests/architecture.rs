@@ -208,3 +208,33 @@ fn the_layers_lean_one_way_with_no_cycle() {
         );
     }
 }
+
+/// Issue 27: text someone else wrote is cleaned and withheld through one door,
+/// `answer::handed_text` (which every string of a tool result goes through too), so no path gets
+/// it half right. Beside the door itself, only the answer module reaches the pieces it is made of;
+/// `clean` is private to it, and `redact`'s own functions are called nowhere else.
+#[test]
+fn stack_written_text_is_cleaned_and_withheld_through_one_door() {
+    let src = project().join("src");
+    for file in sources(&src) {
+        if file.starts_with(src.join("answer")) || file == src.join("redact.rs") {
+            continue;
+        }
+        for line in read(&file).lines() {
+            let code = line.split("//").next().unwrap_or_default();
+            for piece in [
+                "redact::redact(",
+                "redact::redacted(",
+                "redact::redact_bytes(",
+                "is_hidden(",
+                "clean::",
+            ] {
+                assert!(
+                    !code.contains(piece),
+                    "{} cleans or withholds on its own ({piece}): use answer::handed_text",
+                    file.display()
+                );
+            }
+        }
+    }
+}

@@ -564,9 +564,14 @@ async fn prompts_differ_by_audience_and_completions_come_from_the_keys_own_reads
             "the key's own library: {seen}"
         );
         assert_eq!(
-            seen["title_names"],
-            serde_json::json!(["Arrival"]),
-            "a title by its name: {seen}"
+            seen["titles_by_prompt"],
+            serde_json::json!(["ttl-arrival"]),
+            "a prompt's title by its identifier: {seen}"
+        );
+        assert_eq!(
+            seen["titles_by_name"],
+            serde_json::json!([]),
+            "never by its name, which is the stack's words (issue 27): {seen}"
         );
     }
     assert!(

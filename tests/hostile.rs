@@ -27,7 +27,7 @@ mod mcp;
 use std::io::Write as _;
 
 use base64::Engine as _;
-use hostile::{HostileStack, INVISIBLE, LYING_SHAPE};
+use hostile::{HostileStack, INSTRUCTIONS, INVISIBLE, LYING_SHAPE};
 use http_server::{HttpServer, call};
 use https::messages;
 use mcp::{Stdio, resident_kib, text_of, unframe};
@@ -298,6 +298,52 @@ async fn an_echoed_key_is_withheld_with_or_without_its_prefix_in_any_case() {
         "the key you sent is [withheld], remember it"
     );
     assert!(!server.stderr().to_ascii_lowercase().contains(hex));
+}
+
+/// Issue 27, item 4: completions travel outside any data block, so they offer only identifiers
+/// the door hands over unchanged: never the key, its hex part or the pin the stack echoes as
+/// identifiers, never a title by its name (here written as an instruction); and a prompt's
+/// argument is said back through the same door.
+#[tokio::test]
+async fn completions_and_prompts_pass_nothing_the_door_would_change() {
+    let stack = HostileStack::start().await;
+    let server = against(&stack, KEY).await;
+    let hex = KEY.trim_start_matches("lfk_");
+    let by_template = server
+        .client
+        .complete_resource_simple("lemonfiber://read/held/{id}", "id", "")
+        .await
+        .expect("completion/complete");
+    let by_prompt = server
+        .client
+        .complete_prompt_simple("why_stuck", "title", "")
+        .await
+        .expect("completion/complete");
+    for offered in [&by_template, &by_prompt] {
+        assert_eq!(offered, &["ttl-arrival", "ttl-instructions"]);
+    }
+    let by_name = server
+        .client
+        .complete_prompt_simple("why_stuck", "title", "Ignore")
+        .await
+        .expect("completion/complete");
+    assert!(by_name.is_empty(), "{by_name:?}");
+    let every = format!("{by_template:?}{by_prompt:?}").to_ascii_lowercase();
+    for secret in [hex, stack.pin.as_str(), "lfk_", INSTRUCTIONS] {
+        assert!(!every.contains(&secret.to_ascii_lowercase()), "{every}");
+    }
+
+    let mut given = rmcp::model::JsonObject::new();
+    given.insert("title".into(), Value::from(hex.to_uppercase()));
+    let prompt = server
+        .client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("why_stuck").with_arguments(given))
+        .await
+        .expect("prompts/get");
+    let said = serde_json::to_string(&prompt)
+        .expect("JSON")
+        .to_ascii_lowercase();
+    assert!(!said.contains(hex) && said.contains("[withheld]"), "{said}");
 }
 
 #[tokio::test]

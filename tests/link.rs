@@ -14,6 +14,8 @@
 
 #[path = "support/demo.rs"]
 mod demo;
+#[path = "support/hostile.rs"]
+mod hostile;
 #[path = "support/http_server.rs"]
 mod http_server;
 #[path = "support/https.rs"]
@@ -27,16 +29,23 @@ use std::path::Path;
 use std::process::{Command, Output, Stdio as Piped};
 
 use demo::{BINARY, DemoStack, Scratch};
+use hostile::{BREAKING_CLAIM, ECHOING_CLAIM, HostileStack, MINTED_KEY, SILENT_CLAIM};
 use http_server::fresh_dir;
 use mcp::Stdio;
 use serde_json::{Value, json};
 
 /// `lemonfiber-mcp <args>` with nothing in its environment but `HOME`, and `input` on stdin.
 fn run(home: &Path, args: &[&str], input: &str) -> Output {
+    run_with(home, &[], args, input)
+}
+
+/// As `run`, with `settings` in the environment too.
+fn run_with(home: &Path, settings: &[(&str, &Path)], args: &[&str], input: &str) -> Output {
     let mut child = Command::new(BINARY)
         .args(args)
         .env_clear()
         .env("HOME", home)
+        .envs(settings.iter().copied())
         .stdin(Piped::piped())
         .stdout(Piped::piped())
         .stderr(Piped::piped())
@@ -49,6 +58,28 @@ fn run(home: &Path, args: &[&str], input: &str) -> Output {
         .write_all(input.as_bytes())
         .expect("written");
     child.wait_with_output().expect("it ends")
+}
+
+/// As `run`, off the test's runtime, which serves a stack of the tests' own meanwhile.
+async fn run_apart(home: &Path, args: &[&str]) -> Output {
+    run_apart_with(home, None, args).await
+}
+
+/// As `run_apart`, keeping the linked config at `config`.
+async fn run_apart_with(home: &Path, config: Option<&Path>, args: &[&str]) -> Output {
+    let home = home.to_path_buf();
+    let config = config.map(Path::to_path_buf);
+    let args: Vec<String> = args.iter().map(|arg| (*arg).to_owned()).collect();
+    tokio::task::spawn_blocking(move || {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let settings: Vec<(&str, &Path)> = config
+            .iter()
+            .map(|config| ("LEMONFIBER_CONFIG", config.as_path()))
+            .collect();
+        run_with(&home, &settings, &args, "")
+    })
+    .await
+    .expect("it ends")
 }
 
 fn said(output: &Output) -> String {
@@ -94,7 +125,7 @@ fn everything_in(folder: &Path) -> String {
 async fn a_key_link_sets_up_stdio_and_check_and_leaves_the_claim_nowhere_f13_r15() {
     let demo = DemoStack::start().await;
     let home = Scratch::at(fresh_dir("home"));
-    // A config folder someone left open to others is made the owner's alone.
+    // A config folder that was there is left as it is: the file in it is its owner's alone.
     let folder = home.join(".config/lemonfiber-mcp");
     std::fs::create_dir_all(&folder).expect("folder");
     std::fs::set_permissions(&folder, std::fs::Permissions::from_mode(0o755)).expect("chmod");
@@ -123,7 +154,7 @@ async fn a_key_link_sets_up_stdio_and_check_and_leaves_the_claim_nowhere_f13_r15
     assert!(!linked_said.contains(&key), "no key is printed");
     let mode = |path: &Path| std::fs::metadata(path).expect("there").permissions().mode() & 0o777;
     assert_eq!(mode(&config), 0o600);
-    assert_eq!(mode(config.parent().expect("folder")), 0o700);
+    assert_eq!(mode(config.parent().expect("folder")), 0o755);
     let kept: Value =
         serde_json::from_str(&std::fs::read_to_string(&config).expect("kept")).expect("JSON");
     assert_eq!(kept["key"], key.as_str());
@@ -244,7 +275,9 @@ async fn a_refused_claim_names_its_reason_and_nothing_is_kept() {
     let (code, text) = refused(&home, &nowhere);
     assert_eq!(code, Some(1));
     assert!(
-        text.contains("did not answer (no connection); the claim was not spent"),
+        text.contains(
+            "could not be reached (no connection), so the claim was not sent and is not spent"
+        ),
         "{text}"
     );
 
@@ -348,4 +381,159 @@ async fn a_relative_config_path_is_printed_as_the_absolute_path_an_assistant_nee
     let kept: Value =
         serde_json::from_str(&std::fs::read_to_string(&absolute).expect("kept")).expect("JSON");
     assert_eq!(kept["scope"], "member:maya");
+}
+
+/// Everything a link printed and kept, but the one field of its config that must hold the key
+/// and the one that holds the pin: where an echo of them would show.
+fn printed_and_kept_but_the_key_and_pin(output: &Output, config: &Path) -> String {
+    let mut kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(config).expect("kept")).expect("JSON");
+    let fields = kept.as_object_mut().expect("an object");
+    fields.remove("key");
+    fields.remove("pin");
+    format!("{}{kept}", said(output))
+}
+
+/// Issue 27, item 5: the words of a minted key (its name, scope and address) are the stack's,
+/// and pass the door a tool's result does: an echo of the key (whole, its hex part, split by a
+/// hidden character), the claim or the pin in them is neither printed nor kept, and an address
+/// that carries one is not kept.
+#[tokio::test]
+async fn a_reply_that_echoes_the_key_claim_or_pin_has_them_withheld_from_what_link_prints_and_keeps()
+ {
+    let stack = HostileStack::start().await;
+    let home = Scratch::at(fresh_dir("home"));
+    let linked = run_apart(&home, &["link", &stack.link(ECHOING_CLAIM)]).await;
+    assert!(linked.status.success(), "{}", said(&linked));
+    let config = config_in(&home);
+    let kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(&config).expect("kept")).expect("JSON");
+    assert_eq!(kept["key"], MINTED_KEY, "the key is kept where it belongs");
+    assert_eq!(kept["address"], stack.address.as_str(), "{kept}");
+    assert!(
+        kept["name"]
+            .as_str()
+            .expect("a name")
+            .starts_with("kitchen [withheld]"),
+        "{kept}"
+    );
+    let everything = printed_and_kept_but_the_key_and_pin(&linked, &config).to_ascii_lowercase();
+    let hex = MINTED_KEY.trim_start_matches("lfk_");
+    for secret in [hex, &hex[16..], ECHOING_CLAIM, &stack.pin, "lfk_"] {
+        assert!(!everything.contains(secret), "{secret} in {everything}");
+    }
+    assert!(!everything.contains('\u{200b}'), "{everything}");
+}
+
+/// Issue 27, item 5: a claim sent to the stack that brought no answer (it broke off, or timed
+/// out) may have been spent: `link` says so, and what to do, rather than that it was not.
+#[tokio::test]
+async fn a_claim_the_stack_received_but_never_answered_is_said_to_be_perhaps_spent() {
+    let stack = HostileStack::start().await;
+    let (silent_home, broken_home) = (
+        Scratch::at(fresh_dir("home")),
+        Scratch::at(fresh_dir("home")),
+    );
+    let (silent_link, broken_link) = (stack.link(SILENT_CLAIM), stack.link(BREAKING_CLAIM));
+    let (silent_args, broken_args) = (["link", &silent_link], ["link", &broken_link]);
+    // At once, since the stack answers the silent one only after the server has given up on it.
+    let (silent, broken) = tokio::join!(
+        run_apart(&silent_home, &silent_args),
+        run_apart(&broken_home, &broken_args),
+    );
+    for (home, output, why) in [
+        (&broken_home, &broken, ""),
+        (&silent_home, &silent, "(it timed out)"),
+    ] {
+        let text = said(output);
+        assert_eq!(output.status.code(), Some(1), "{text}");
+        assert!(text.contains("it may have"), "{text}");
+        assert!(text.contains("spent"), "{text}");
+        assert!(text.contains("ask the stack for a new key link"), "{text}");
+        assert!(text.contains(why), "{text}");
+        assert!(
+            !text.contains("not spent") && !text.contains("not sent"),
+            "{text}"
+        );
+        assert!(!config_in(home).exists(), "nothing is kept");
+    }
+    let received = stack
+        .requests()
+        .iter()
+        .filter(|request| request["path"] == "/api/keys/claim")
+        .count();
+    assert_eq!(received, 2, "the stack received both claims");
+}
+
+/// Issue 27, item 5: `link` makes only the folder that is missing (0700), never changes the mode
+/// or sticky bit of one that was there (shared, or reached through a symlink), refuses one
+/// others may replace the config in before anything is claimed, and never follows a symlink
+/// where the config goes.
+#[tokio::test]
+async fn link_leaves_a_folder_it_did_not_make_as_it_was_and_follows_no_symlink_to_the_file() {
+    let stack = HostileStack::start().await;
+    let link = stack.link(ECHOING_CLAIM);
+    let scratch = Scratch::at(fresh_dir("folders"));
+    let folder = |name: &str, mode: u32| {
+        let path = scratch.join(name);
+        std::fs::create_dir_all(&path).expect("folder");
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(mode)).expect("chmod");
+        path
+    };
+    let mode = |path: &Path| std::fs::metadata(path).expect("there").permissions().mode() & 0o7777;
+    let claims = || {
+        stack
+            .requests()
+            .iter()
+            .filter(|request| request["path"] == "/api/keys/claim")
+            .count()
+    };
+
+    let shared = folder("shared", 0o1777);
+    let target = folder("target", 0o1777);
+    let through = scratch.join("through");
+    std::os::unix::fs::symlink(&target, &through).expect("symlink");
+    let missing = scratch.join("made/for/it");
+    for (config, kept_as) in [
+        (shared.join("config.json"), Some((&shared, 0o1777))),
+        (through.join("config.json"), Some((&target, 0o1777))),
+        (missing.join("config.json"), None),
+    ] {
+        let linked = run_apart_with(&scratch, Some(&config), &["link", &link]).await;
+        assert!(linked.status.success(), "{}", said(&linked));
+        assert_eq!(mode(&config), 0o600);
+        match kept_as {
+            Some((folder, was)) => assert_eq!(mode(folder), was, "{}", folder.display()),
+            None => assert_eq!(mode(&missing), 0o700),
+        }
+    }
+    let claimed = claims();
+
+    let open = folder("open", 0o777);
+    let refused = run_apart_with(&scratch, Some(&open.join("config.json")), &["link", &link]).await;
+    assert_eq!(refused.status.code(), Some(2), "{}", said(&refused));
+    assert!(
+        said(&refused).contains("can be written by others"),
+        "{}",
+        said(&refused)
+    );
+    assert_eq!(mode(&open), 0o777, "left as it was");
+    assert!(!open.join("config.json").exists());
+
+    let elsewhere = scratch.join("elsewhere.txt");
+    std::fs::write(&elsewhere, "untouched").expect("written");
+    let mine = folder("mine", 0o700);
+    std::os::unix::fs::symlink(&elsewhere, mine.join("config.json")).expect("symlink");
+    std::os::unix::fs::symlink(scratch.join("nothing-yet"), mine.join("dangling.json"))
+        .expect("symlink");
+    for config in [mine.join("config.json"), mine.join("dangling.json")] {
+        let refused = run_apart_with(&scratch, Some(&config), &["link", &link]).await;
+        assert_eq!(refused.status.code(), Some(2), "{}", said(&refused));
+    }
+    assert_eq!(
+        std::fs::read_to_string(&elsewhere).expect("there"),
+        "untouched"
+    );
+    assert!(!scratch.join("nothing-yet").exists());
+    assert_eq!(claims(), claimed, "nothing was claimed for a place refused");
 }

@@ -14,6 +14,8 @@
 
 #[path = "support/demo.rs"]
 mod demo;
+#[path = "support/hostile.rs"]
+mod hostile;
 #[path = "support/http_server.rs"]
 mod http_server;
 #[path = "support/https.rs"]
@@ -29,6 +31,7 @@ use std::time::Duration;
 
 use base64::Engine as _;
 use demo::{DemoStack, Scratch};
+use hostile::{BREAKING_CLAIM, HostileStack};
 use http_server::{HttpServer, fresh_dir, http_server};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
@@ -645,4 +648,111 @@ async fn a_refresh_token_is_used_once_and_a_key_the_stack_refuses_ends_the_grant
             .unwrap_or_default()
             .contains("refused the key")
     );
+}
+
+/// Issue 27, item 6: what the page shows is where the browser goes. A redirect URI holding what a
+/// URL parser drops (tabs, line breaks, spaces at its ends) or a reader cannot see (bidirectional
+/// controls, zero-width characters) is refused at registration and in a client metadata document,
+/// saying why; one in look-alike letters is shown as the browser reaches it (`xn--…`), and one the
+/// parser reads otherwise than it looks is shown as it is read.
+#[tokio::test]
+async fn a_redirect_that_could_show_another_place_is_refused_and_the_page_shows_where_the_browser_goes()
+ {
+    let demo = DemoStack::start().await;
+    let sign_in = signing_in(&demo);
+    let hidden = [
+        "https://good.example\t/cb",
+        "https://good.example/cb\r\n",
+        " https://good.example/cb",
+        "https://evil.example/\u{202e}bc/elpmaxe.doog",
+        "https://good.example\u{200b}.evil.example/cb",
+    ];
+    for uri in hidden {
+        let answer = sign_in
+            .http
+            .post(format!("{}/register", sign_in.base))
+            .json(&json!({"client_name": "Test assistant", "redirect_uris": [uri]}))
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(answer.status(), StatusCode::BAD_REQUEST, "{uri:?}");
+        let said: Value = answer.json().await.expect("JSON");
+        assert_eq!(said["error"], "invalid_redirect_uri", "{uri:?}");
+        let why = said["error_description"].as_str().expect("a description");
+        assert!(
+            why.contains("invisible, bidirectional") && why.contains("another place"),
+            "{why}"
+        );
+    }
+
+    for (registered, shown, host) in [
+        (
+            "https://\u{0430}pple.example/cb",
+            "https://xn--pple-43d.example/cb",
+            "xn--pple-43d.example",
+        ),
+        (
+            "https://evil.example\\.good.example/cb",
+            "https://evil.example/.good.example/cb",
+            "evil.example",
+        ),
+    ] {
+        let client = sign_in.register(registered).await;
+        let first = sign_in.open_for(&client, registered).await;
+        assert_eq!(first.status, StatusCode::OK, "{}", first.html);
+        let shown_as = format!("you go back to: {shown}</p>");
+        assert!(first.html.contains(&shown_as), "{}", first.html);
+        assert!(!first.html.contains(registered), "{}", first.html);
+        let second = sign_in.give(&first, &demo.key(&demo.read_key_file)).await;
+        assert!(second.html.contains(&shown_as), "{}", second.html);
+        let back = sign_in.allow(&second).await;
+        assert_eq!(back.host_str(), Some(host));
+        assert!(back.as_str().starts_with(&format!("{shown}?")), "{back}");
+    }
+
+    let bidi = DocumentServer::serve(|url| {
+        json!({"client_id": url, "client_name": "Document assistant",
+               "redirect_uris": ["https://evil.example/\u{202e}bc/elpmaxe.doog"]})
+        .to_string()
+    })
+    .await;
+    let roots = bidi.roots.join("roots.pem").display().to_string();
+    let server = http_server(
+        &demo,
+        &[
+            ("LEMONFIBER_PRIVATE_CLIENT_DOCUMENTS", "true"),
+            ("LEMONFIBER_CLIENT_DOCUMENT_ROOTS", &roots),
+        ],
+    )
+    .await;
+    let page = server_signing_in(&server)
+        .open_for(&bidi.url(), "https://evil.example/\u{202e}bc/elpmaxe.doog")
+        .await;
+    assert_eq!(page.status, StatusCode::BAD_REQUEST, "{}", page.html);
+    assert!(
+        page.html.contains("redirect URIs are not usable")
+            && page.html.contains("invisible, bidirectional"),
+        "{}",
+        page.html
+    );
+    drop(server);
+}
+
+/// Issue 27, item 5: a key link the stack was sent but gave no key back for may have been used
+/// up, and the page says so rather than that it was not used.
+#[tokio::test]
+async fn a_key_link_the_stack_was_sent_but_gave_no_key_back_for_is_said_to_be_perhaps_used_up() {
+    let stack = HostileStack::start().await;
+    let server = HttpServer::start(&stack.address, &stack.pin, &[]).await;
+    let sign_in = server_signing_in(&server);
+    let client = sign_in.register(REDIRECT).await;
+    let first = sign_in.open_for(&client, REDIRECT).await;
+    let page = sign_in.give(&first, &stack.link(BREAKING_CLAIM)).await;
+    assert!(
+        page.html.contains("no key came back") && page.html.contains("may have used it up"),
+        "{}",
+        page.html
+    );
+    assert!(!page.html.contains("it was not used"), "{}", page.html);
+    drop(server);
 }

@@ -1,6 +1,13 @@
 //! The stack's data as it is handed over: cleaned of hidden characters and withheld of secrets in
 //! one walk, taken only when a look at its JSON shows something to change, and written as JSON
 //! once, again only when it changes. Most answers need neither walk nor copy (issue 15).
+//!
+//! [`handed_text`] is the one door for text someone else wrote: every string of a tool result
+//! goes through it in the walk, and so do completions, prompt arguments, what `link` prints and
+//! keeps, and what the sign-in page shows of a client. Nothing else cleans or withholds on its
+//! own, so there is one place to get it right (issue 27).
+
+use std::borrow::Cow;
 
 use serde_json::Value;
 
@@ -83,10 +90,27 @@ pub fn clean_and_withhold(value: &mut Value, withheld: &Secrets) {
 
 /// `text` cleaned and withheld, or `None` when neither changes it.
 fn mended(text: &str, withheld: &Secrets) -> Option<String> {
-    match clean::cleaned(text) {
-        Some(cleaned) => Some(redact::redacted(&cleaned, withheld).unwrap_or(cleaned)),
-        None => redact::redacted(text, withheld),
+    match handed_text(text, withheld) {
+        Cow::Borrowed(_) => None,
+        Cow::Owned(mended) => Some(mended),
     }
+}
+
+/// Text the stack (or a client) wrote, as the server may pass it on to anyone: without the
+/// characters a reader cannot see, then with every secret withheld (those withheld everywhere,
+/// and `withheld`), so that a secret split by a hidden character is still found. Borrowed when
+/// it needed neither, which tells a caller the text is exactly as it was written.
+pub fn handed_text<'a>(text: &'a str, withheld: &Secrets) -> Cow<'a, str> {
+    match clean::cleaned(text) {
+        Some(cleaned) => Cow::Owned(redact::redacted(&cleaned, withheld).unwrap_or(cleaned)),
+        None => redact::redact(text, withheld),
+    }
+}
+
+/// Whether `text` holds nothing a reader cannot see (tab and newline aside): what is shown of it
+/// is what it is.
+pub fn shows_as_written(text: &str) -> bool {
+    clean::cleaned(text).is_none()
 }
 
 #[cfg(test)]

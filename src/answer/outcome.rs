@@ -462,8 +462,8 @@ fn random_boundary() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::answer::clean::is_hidden;
     use crate::answer::handed::clean_and_withhold;
-    use crate::answer::is_hidden;
     use proptest::prelude::*;
 
     fn handover(result_limit: usize) -> (Secrets, usize) {

@@ -1,6 +1,6 @@
 //! The config file `lemonfiber-mcp link` writes (F13-R15): the stack's address and pin and the
-//! key a key link brought, kept in the user's config folder (0700), the file 0600 and written
-//! whole, so that `stdio` and `check` need nothing in the environment and no key sits in an
+//! key a key link brought, kept in the user's config folder (made 0700 if it is missing, left as
+//! it is if it was there), the file 0600, made new and written whole, so that `stdio` and `check` need nothing in the environment and no key sits in an
 //! assistant's configuration.
 
 use std::path::{Path, PathBuf};
@@ -9,6 +9,7 @@ use super::{ConfigError, NotPrivate, read_private, stack_address};
 use crate::fingerprint::Fingerprint;
 use crate::stack::StackAddress;
 use crate::stack::credential::Key;
+use crate::state::FolderRefused;
 
 pub const CONFIG: &str = "LEMONFIBER_CONFIG";
 const FOLDER: &str = "lemonfiber-mcp";
@@ -76,7 +77,12 @@ pub fn reserve(path: &Path) -> Result<Reserved, ConfigError> {
     let not_written =
         |error: std::io::Error| ConfigError::ConfigNotWritten(path.clone(), error.kind());
     if let Some(folder) = path.parent() {
-        crate::state::make_folder(folder).map_err(not_written)?;
+        crate::state::make_missing_folder(folder).map_err(|refused| match refused {
+            FolderRefused::Io(error) => not_written(error),
+            FolderRefused::OthersMayReplace(mode) => {
+                ConfigError::ConfigFolderShared(folder.to_owned(), mode)
+            }
+        })?;
     }
     match std::fs::OpenOptions::new()
         .write(true)

@@ -1120,15 +1120,18 @@ impl ServerHandler for LemonfiberServer {
             return Err(McpError::invalid_params(sentences::no_such_prompt(), None));
         };
         let mut rendered =
-            prompts::rendered(prompt, request.arguments.as_ref()).map_err(|fault| {
-                McpError::invalid_params(sentences::prompt_argument(prompt.name, &fault), None)
-            })?;
+            prompts::rendered(prompt, request.arguments.as_ref(), self.stack.withheld()).map_err(
+                |fault| {
+                    McpError::invalid_params(sentences::prompt_argument(prompt.name, &fault), None)
+                },
+            )?;
         name_the_server(&mut rendered.meta, &context);
         Ok(rendered.into())
     }
 
     /// Values for a prompt's argument or a resource template's parameter, from what the stack
-    /// answers this key: nothing the key could not read itself.
+    /// answers this key: nothing the key could not read itself, and only identifiers the door
+    /// hands over unchanged (issue 27).
     async fn complete(
         &self,
         request: CompleteRequestParams,
@@ -1162,8 +1165,12 @@ impl ServerHandler for LemonfiberServer {
         };
         match self.stack.read(read, &arguments).await {
             Ok(reply) => {
-                completed.completion =
-                    prompts::completion(&reply, &source, &request.argument.value);
+                completed.completion = prompts::completion(
+                    &reply,
+                    &source,
+                    &request.argument.value,
+                    self.stack.withheld(),
+                );
             }
             Err(failure) => tracing::info!(
                 failure = failure_name(&failure),

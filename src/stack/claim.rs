@@ -35,6 +35,11 @@ pub enum ClaimTextError {
 }
 
 impl Claim {
+    /// Adds the claim to `secrets`, so that whatever echoes it is withheld like a key.
+    pub fn withhold_in(&self, secrets: &mut crate::redact::Secrets) {
+        secrets.add(self.0.expose_secret());
+    }
+
     pub fn parse(text: &str) -> Result<Claim, ClaimTextError> {
         if text.is_empty() {
             return Err(ClaimTextError::Empty);

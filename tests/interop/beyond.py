@@ -238,8 +238,12 @@ async def prompts(arguments) -> dict:
             await client.complete(template, {"name": "id", "value": arguments.prefix})
         ).completion.values
         with_title = next(prompt.name for prompt in listed.prompts if "title" in seen["arguments"][prompt.name])
-        seen["title_names"] = (
-            await client.complete(types.PromptReference(name=with_title), {"name": "title", "value": "arr"})
+        prompt_title = types.PromptReference(name=with_title)
+        seen["titles_by_prompt"] = (
+            await client.complete(prompt_title, {"name": "title", "value": arguments.prefix})
+        ).completion.values
+        seen["titles_by_name"] = (
+            await client.complete(prompt_title, {"name": "title", "value": "arr"})
         ).completion.values
         services = types.PromptReference(name="why_stuck")
         seen["services"] = (await client.complete(services, {"name": "service", "value": ""})).completion.values

@@ -294,6 +294,9 @@ async fn key_from(sign_in: &SignIn, credential: &str) -> Result<(Key, bool), Str
                     LinkFailure::Spent => page::LINK_SPENT.to_owned(),
                     LinkFailure::Expired => page::LINK_EXPIRED.to_owned(),
                     LinkFailure::Unknown | LinkFailure::Refused(_) => page::LINK_UNKNOWN.to_owned(),
+                    LinkFailure::MaybeSpent(..) | LinkFailure::NoKeyBack(..) => {
+                        page::LINK_MAYBE_SPENT.to_owned()
+                    }
                     _ => page::LINK_NOT_CLAIMED.to_owned(),
                 })?;
         return Ok((minted.key, true));

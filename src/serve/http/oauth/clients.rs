@@ -16,7 +16,8 @@ use serde_json::{Value, json};
 use super::client_document::DocumentRefused;
 use super::{Here, SignIn, json_answer, oauth_error, params};
 use crate::access::sealing::{Purpose, now};
-use crate::answer::is_hidden;
+use crate::answer::{handed_text, shows_as_written};
+use crate::redact::Secrets;
 use crate::serve::http::App;
 
 const REGISTERED: Purpose = Purpose {
@@ -183,12 +184,22 @@ pub fn redirects_of(given: Option<&Value>) -> Result<Vec<String>, String> {
 }
 
 /// A redirect URI a person may be sent back to: `https`, or `http` on this device's loopback for
-/// a local client; whole, with no fragment, and not longer than a client id can carry.
+/// a local client; whole, with no fragment, and not longer than a client id can carry. Nothing in
+/// it may be hidden or dropped on the way to the browser: a URL parser drops tabs and line breaks
+/// and trims spaces, and a bidirectional control shows the text in another order, so a URI that
+/// holds one could show one place on the sign-in page and send the person to another.
 fn redirect_allowed(uri: &str) -> Result<(), String> {
     if uri.len() > REDIRECT_LONGEST {
         return Err(format!(
             "A redirect URI may be at most {REDIRECT_LONGEST} characters."
         ));
+    }
+    if !shows_as_written(uri) || uri.chars().any(|c| c.is_control() || c.is_whitespace()) {
+        return Err(
+            "A redirect URI may hold no control, invisible, bidirectional or white-space characters: \
+             they would make the sign-in page show another place than the one the person is sent to."
+                .to_owned(),
+        );
     }
     let parsed =
         url::Url::parse(uri).map_err(|_| "A redirect URI is not an absolute URL.".to_owned())?;
@@ -211,12 +222,12 @@ fn redirect_allowed(uri: &str) -> Result<(), String> {
     }
 }
 
-/// A client's name as the sign-in page may show it: its own words, without hidden characters,
-/// short.
+/// A client's name as the sign-in page may show it: its own words through the door the stack's
+/// text goes through (nothing hidden, no secret), on one line, short.
 fn shown_name(name: &str) -> Option<String> {
-    let shown: String = name
+    let shown: String = handed_text(name, &Secrets::default())
         .chars()
-        .filter(|&c| !is_hidden(c) && !c.is_control())
+        .filter(|&c| !c.is_control())
         .take(NAME_LONGEST)
         .collect();
     let shown = shown.trim();
@@ -246,6 +257,21 @@ mod tests {
             "http://10.0.0.1/cb",
         ] {
             assert!(redirect_allowed(refused).is_err(), "{refused}");
+        }
+        // Issue 27, item 6: what a URL parser drops or a reader cannot see.
+        for hidden in [
+            "https://good.example\t/cb",
+            "https://good.example/\r\ncb",
+            "https://good.example/cb\n",
+            " https://good.example/cb",
+            "https://good.example/c b",
+            "https://evil.example/\u{202e}elpmaxe.doog",
+            "https://good.example\u{200b}.evil.example/cb",
+            "https://good.example/cb\u{2066}",
+            "https://good.example/cb\u{ad}",
+        ] {
+            let refused = redirect_allowed(hidden).expect_err(hidden);
+            assert!(refused.contains("bidirectional"), "{refused}");
         }
         let long = format!("https://a.example/{}", "x".repeat(REDIRECT_LONGEST));
         assert!(redirect_allowed(&long).is_err());

@@ -161,6 +161,9 @@ pub const LINK_UNKNOWN: &str = "The stack does not know that key link. Check it,
 a new one.";
 pub const LINK_NOT_CLAIMED: &str = "The stack could not be reached to use that key link; it was not \
 used. Try again shortly.";
+pub const LINK_MAYBE_SPENT: &str = "That key link was sent to the stack, but no key came back, so the \
+stack may have used it up. Try the link again; if it is said to be used already, ask the stack for a new \
+one.";
 pub const TOO_MANY_KEYS: &str = "Too many keys have been tried from this address. Wait a minute and try \
 again.";
 pub const TOO_MANY_SIGN_INS: &str = "Too many sign-ins have been started from this address. Wait a \
@@ -219,8 +222,15 @@ fn who(asking: &Asking) -> String {
     format!(
         "<div class=\"who\"><p>{name}{from} asks to use lemonfiber on your behalf.</p>\
          <p class=\"small\">Afterwards you go back to: {}</p></div>",
-        escape(asking.redirect)
+        escape(&shown_redirect(asking.redirect))
     )
+}
+
+/// Where the person goes back to, as the browser will be sent there: the URL as parsed (the
+/// answer's own query aside), so a host in look-alike letters shows in its ASCII form (`xn--…`)
+/// and nothing the parser drops or reorders shows as something it is not.
+fn shown_redirect(redirect: &str) -> String {
+    url::Url::parse(redirect).map_or_else(|_| redirect.to_owned(), String::from)
 }
 
 /// A whole page, with the headers that keep it to itself.
@@ -296,5 +306,22 @@ mod tests {
         let shown = who(&asking);
         assert!(!shown.contains("<script>") && !shown.contains("<b>"));
         assert!(shown.contains("&lt;script&gt;") && shown.contains("&quot;&#39;"));
+    }
+
+    /// Issue 27, item 6: the page shows where the browser goes, not the text registered.
+    #[test]
+    fn the_redirect_is_shown_as_the_browser_is_sent_there() {
+        assert_eq!(
+            shown_redirect("https://\u{0430}pple.example/cb"),
+            "https://xn--pple-43d.example/cb"
+        );
+        assert_eq!(
+            shown_redirect("https://evil.example\\.good.example/cb"),
+            "https://evil.example/.good.example/cb"
+        );
+        assert_eq!(
+            shown_redirect("http://127.0.0.1:33418/callback"),
+            "http://127.0.0.1:33418/callback"
+        );
     }
 }
