@@ -13,7 +13,8 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use crate::access::sealing::{now, random};
-use crate::answer::is_hidden;
+use crate::answer::handed_text;
+use crate::redact::Secrets;
 
 const FOLDER: &str = "grants";
 const RECORD: &str = ".json";
@@ -161,8 +162,11 @@ impl Granted {
     pub fn new(id: String, client: Option<&str>, key_digest: &[u8; 32], expires: u64) -> Granted {
         let client = client
             .map(|name| {
-                name.chars()
-                    .filter(|&c| !is_hidden(c) && !c.is_control())
+                // Through the one door, and then without tab or newline either: a record is
+                // printed on one line of the operator's terminal.
+                handed_text(name, &Secrets::default())
+                    .chars()
+                    .filter(|c| !c.is_control())
                     .take(CLIENT_LONGEST)
                     .collect()
             })
