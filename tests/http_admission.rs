@@ -18,18 +18,26 @@ mod demo;
 mod http_server;
 #[path = "support/https.rs"]
 mod https;
+#[path = "support/sign_in.rs"]
+mod sign_in;
 
 use std::net::IpAddr;
 
 use demo::DemoStack;
 use futures::StreamExt;
 use http_server::{HttpServer, call, http_server, initialize};
-use https::{messages, raw_status};
+use https::{SlowBody, messages, pinned_tls, raw_status, status_of};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
+use sign_in::SignIn;
 
 const ATTACKER: &str = "127.0.0.2";
 const HOUSEHOLD: &str = "127.0.0.1";
+/// An address holding slow bodies open, and one signing in beside it.
+const SLOW_SENDER: &str = "127.0.8.2";
+const SIGNING_IN: &str = "127.0.8.3";
+/// The requests without a key one address may have under way at once, by default.
+const PEER_AT_ONCE: usize = 8;
 /// Limits lifted so that every made-up key goes as far as the server lets one go.
 const UNLIMITED_PEERS: [(&str, &str); 2] = [
     ("LEMONFIBER_PEER_NEW_KEYS", "1000000"),
@@ -77,6 +85,27 @@ async fn result_of(response: reqwest::Response) -> Value {
         .find(|message| message["result"].is_object())
         .unwrap_or_else(|| panic!("a result: {body}"))["result"]
         .clone()
+}
+
+/// A stateless (2026-07-28) `read_status`, as a client without a session sends it.
+fn stateless_read_status(
+    server: &HttpServer,
+    client: &reqwest::Client,
+    key: &str,
+    id: u64,
+) -> reqwest::RequestBuilder {
+    let meta = json!({
+        "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+        "io.modelcontextprotocol/clientInfo": {"name": "admission", "version": "0"},
+        "io.modelcontextprotocol/clientCapabilities": {},
+    });
+    let body = json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+        "params": {"name": "read_status", "arguments": {}, "_meta": meta}});
+    server
+        .post_with(client, Some(key), &body)
+        .header("mcp-protocol-version", "2026-07-28")
+        .header("mcp-method", "tools/call")
+        .header("mcp-name", "read_status")
 }
 
 #[tokio::test]
@@ -535,5 +564,151 @@ async fn a_connection_the_stack_does_not_count_as_pinned_is_not_a_refused_key() 
     assert_eq!(
         status["isError"], false,
         "the key was not refused: {status}"
+    );
+}
+
+/// Sends `head` and a byte of its body from `from`, and no more.
+async fn slow_body(server: &HttpServer, from: &str, head: &str) -> SlowBody {
+    SlowBody::send(server.address(), ip(from), &server.pin, head).await
+}
+
+/// The head of a slow request with no key, by turn to each endpoint that reads a body before
+/// any key: sign-in's, and MCP's for a version it does not speak (answered to its body's id).
+fn slow_head(server: &HttpServer, n: usize) -> String {
+    let authority = server.address();
+    let (path, kind) = match n % 4 {
+        0 => ("/register", "application/json"),
+        1 => ("/token", "application/x-www-form-urlencoded"),
+        2 => ("/authorize", "application/x-www-form-urlencoded"),
+        _ => (
+            "/mcp",
+            "application/json\r\nAccept: application/json, text/event-stream\r\n\
+             MCP-Protocol-Version: 1999-01-01",
+        ),
+    };
+    format!(
+        "POST {path} HTTP/1.1\r\nHost: {authority}\r\nContent-Type: {kind}\r\n\
+         Content-Length: 1000\r\n\r\n"
+    )
+}
+
+/// How many of `slow` the server is still waiting on, and the heads of its answers to the rest;
+/// the ones waited on are closed.
+async fn still_waiting(slow: Vec<SlowBody>) -> (usize, Vec<String>) {
+    tokio::task::spawn_blocking(move || {
+        let mut waiting = 0;
+        let mut answers = Vec::new();
+        for mut body in slow {
+            if body.answered_yet() {
+                answers.push(body.answer_head());
+            } else {
+                waiting += 1;
+            }
+        }
+        (waiting, answers)
+    })
+    .await
+    .expect("read")
+}
+
+/// A person signing in from `from`, the whole way: registration, the page, the key, allow, and
+/// the code exchanged for tokens.
+async fn signs_in(server: &HttpServer, from: &str, key: &str) {
+    let sign_in = SignIn {
+        http: reqwest::Client::builder()
+            .tls_backend_preconfigured(pinned_tls(&server.pin))
+            .local_address(ip(from))
+            .redirect(reqwest::redirect::Policy::none())
+            .no_proxy()
+            .build()
+            .expect("an HTTPS client"),
+        base: server.url.trim_end_matches("/mcp").to_owned(),
+    };
+    let (client, code) = sign_in.code_for(key).await;
+    let (status, tokens) = sign_in.exchange(&client, &code).await;
+    assert_eq!(status, StatusCode::OK, "{tokens}");
+    assert!(tokens["access_token"].is_string(), "{tokens}");
+}
+
+/// How many of ten stateless calls with `key` from the household's address are answered.
+async fn keyed_calls_answered(server: &HttpServer, key: &str) -> usize {
+    let household = server.client_from(ip(HOUSEHOLD));
+    let mut worked = 0;
+    for id in 0..10 {
+        let response = stateless_read_status(server, &household, key, id)
+            .send()
+            .await
+            .expect("answered");
+        if response.status() == StatusCode::OK && result_of(response).await["isError"] == false {
+            worked += 1;
+        }
+    }
+    worked
+}
+
+/// Issue 27 item 3: one address holding 130 slow bodies open with no key (registration, tokens,
+/// the page's form, MCP in a version it does not speak) is held to its own few requests under way, and no body it sends slowly holds
+/// a place anyone else needs: keyed calls from another address, and a whole sign-in from a third,
+/// are answered meanwhile.
+#[tokio::test]
+async fn slow_keyless_bodies_from_one_address_leave_keyed_calls_and_other_sign_ins_answering() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let read = demo.key(&demo.read_key_file);
+    let heads: Vec<String> = (0..130).map(|n| slow_head(&server, n)).collect();
+    let mut slow: Vec<SlowBody> = futures::stream::iter(&heads)
+        .map(|head| slow_body(&server, SLOW_SENDER, head))
+        .buffered(8)
+        .collect()
+        .await;
+    // As a sender does, each body answered is sent again, once: every place it can take, it has.
+    for (body, head) in slow.iter_mut().zip(&heads) {
+        if body.answered_yet() {
+            *body = slow_body(&server, SLOW_SENDER, head).await;
+        }
+    }
+
+    let worked = keyed_calls_answered(&server, &read).await;
+    assert!(
+        worked >= 9,
+        "keyed calls from another address: {worked} of 10"
+    );
+    signs_in(&server, SIGNING_IN, &read).await;
+
+    // The slow bodies were held all along: as many as the address may have under way are still
+    // waited on, and every other one was refused at once, its connection closed.
+    let (waiting, refused) = still_waiting(slow).await;
+    assert_eq!(waiting, PEER_AT_ONCE, "the flood was still held");
+    assert_eq!(refused.len(), 130 - PEER_AT_ONCE);
+    for head in refused {
+        let head = head.to_ascii_lowercase();
+        assert_eq!(status_of(&head), Some(429), "{head}");
+        assert!(head.contains("retry-after:"), "{head}");
+        assert!(head.contains("connection: close"), "{head}");
+    }
+}
+
+/// A handful of addresses, each holding as many slow bodies as it may, take no place among the
+/// sign-in requests being answered: those are taken only once a body is in, so another address
+/// still signs in.
+#[tokio::test]
+async fn slow_bodies_from_a_handful_of_addresses_leave_other_sign_ins_answering() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let read = demo.key(&demo.read_key_file);
+    let senders: Vec<String> = (1..=9).map(|n| format!("127.0.9.{n}")).collect();
+    let mut slow = Vec::new();
+    for sender in &senders {
+        for n in 0..PEER_AT_ONCE {
+            slow.push(slow_body(&server, sender, &slow_head(&server, n)).await);
+        }
+    }
+    signs_in(&server, SIGNING_IN, &read).await;
+    assert_eq!(keyed_calls_answered(&server, &read).await, 10);
+    let (waiting, refused) = still_waiting(slow).await;
+    assert_eq!(
+        waiting,
+        senders.len() * PEER_AT_ONCE,
+        "every slow body was still held: {refused:?}"
     );
 }

@@ -8,7 +8,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -17,8 +16,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::params::{self, Params};
-use super::{Here, SCOPE, SignIn, json_answer, oauth_error};
+use super::params::Params;
+use super::{SCOPE, Sent, SignIn, json_answer, oauth_error};
 use crate::access::sealing::{NotUsed, Purpose, now};
 use crate::serve::http::App;
 use crate::serve::http::keys::Admission;
@@ -116,11 +115,8 @@ pub fn seal_code(
 }
 
 /// `POST /token`.
-pub async fn grant(State(app): State<Arc<App>>, _: Here, body: Body) -> Response {
-    let asked = match params::body(body)
-        .await
-        .and_then(|bytes| Params::of(&bytes))
-    {
+pub async fn grant(State(app): State<Arc<App>>, sent: Sent) -> Response {
+    let asked = match sent.body.and_then(|bytes| Params::of(&bytes)) {
         Ok(asked) => asked,
         Err(not_read) => return refused("invalid_request", &not_read.description()),
     };
