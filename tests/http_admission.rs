@@ -264,29 +264,36 @@ async fn session_caps_are_permits_taken_before_a_session_is_made_and_given_back(
     .await;
     let read = demo.key(&demo.read_key_file);
     let act = demo.key(&demo.act_key_file);
+    let member = demo.key(&demo.member_key_file);
+    let called = |key: &str, session: &str| {
+        server
+            .post(Some(key), &call(3, "read_status", json!({})))
+            .header("mcp-session-id", session)
+            .send()
+    };
     let first = server.open_session(&read).await;
-    server.open_session(&read).await;
-    let third = server
-        .post(Some(&read), &initialize())
-        .send()
-        .await
-        .expect("answered");
+    let second = server.open_session(&read).await;
+    // Past the key's share, its own session idle longest makes way.
+    let third = server.open_session(&read).await;
     assert_eq!(
-        third.status(),
-        StatusCode::TOO_MANY_REQUESTS,
+        called(&read, &first).await.expect("answered").status(),
+        StatusCode::NOT_FOUND,
         "one key's share"
     );
-    assert!(third.headers().get("retry-after").is_some());
-    assert!(
-        third
-            .text()
-            .await
-            .expect("body")
-            .contains("This key has as many sessions")
+    assert_eq!(
+        called(&read, &second).await.expect("answered").status(),
+        StatusCode::OK
     );
     let acts = server.open_session(&act).await;
+    // Past the server's cap, a key with a session of its own gives that up; one without any
+    // is refused, and no other key's session is closed for it.
+    let acts_again = server.open_session(&act).await;
+    assert_eq!(
+        called(&act, &acts).await.expect("answered").status(),
+        StatusCode::NOT_FOUND
+    );
     let full = server
-        .post(Some(&act), &initialize())
+        .post(Some(&member), &initialize())
         .send()
         .await
         .expect("answered");
@@ -295,7 +302,14 @@ async fn session_caps_are_permits_taken_before_a_session_is_made_and_given_back(
         StatusCode::TOO_MANY_REQUESTS,
         "the server's cap"
     );
+    assert!(full.headers().get("retry-after").is_some());
     assert!(full.text().await.expect("body").contains("on this server"));
+    for (key, session) in [(&read, &second), (&read, &third), (&act, &acts_again)] {
+        assert_eq!(
+            called(key, session).await.expect("answered").status(),
+            StatusCode::OK
+        );
+    }
 
     let delete = |key: &str, session: &str| {
         server
@@ -306,7 +320,7 @@ async fn session_caps_are_permits_taken_before_a_session_is_made_and_given_back(
             .send()
     };
     assert_eq!(
-        delete(&read, &acts).await.expect("answered").status(),
+        delete(&read, &acts_again).await.expect("answered").status(),
         StatusCode::NOT_FOUND,
         "another key's session is not this key's to end"
     );
@@ -318,11 +332,11 @@ async fn session_caps_are_permits_taken_before_a_session_is_made_and_given_back(
         StatusCode::NOT_FOUND
     );
     assert_eq!(
-        delete(&read, &first).await.expect("answered").status(),
+        delete(&read, &second).await.expect("answered").status(),
         StatusCode::NO_CONTENT
     );
     assert_eq!(
-        delete(&read, &first).await.expect("answered").status(),
+        delete(&read, &second).await.expect("answered").status(),
         StatusCode::NOT_FOUND,
         "an ended session is gone"
     );
@@ -330,7 +344,7 @@ async fn session_caps_are_permits_taken_before_a_session_is_made_and_given_back(
     let mut reopened = StatusCode::TOO_MANY_REQUESTS;
     for _ in 0..50 {
         reopened = server
-            .post(Some(&act), &initialize())
+            .post(Some(&member), &initialize())
             .send()
             .await
             .expect("answered")
@@ -711,4 +725,125 @@ async fn slow_bodies_from_a_handful_of_addresses_leave_other_sign_ins_answering(
         senders.len() * PEER_AT_ONCE,
         "every slow body was still held: {refused:?}"
     );
+}
+
+/// Issue 27 item 8: a client that never closes its session (the Inspector CLI, an SDK's
+/// `close()`) runs as often as it likes with one key: past the key's sessions, the one walked
+/// away from longest ago is closed for the new one, and its client would be told it is not found.
+#[tokio::test]
+async fn twenty_runs_that_never_close_their_session_all_succeed_with_one_key() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let read = demo.key(&demo.read_key_file);
+    let mut sessions = Vec::new();
+    for run in 0..20 {
+        // A client of its own each run, as each run of a command-line client is.
+        let client = server.client_from(ip(HOUSEHOLD));
+        let session = server.open_session_with(&client, &read).await;
+        let answer = server
+            .post_with(&client, Some(&read), &call(2, "read_status", json!({})))
+            .header("mcp-session-id", &session)
+            .send()
+            .await
+            .expect("answered");
+        assert_eq!(answer.status(), StatusCode::OK, "run {run}");
+        let status = result_of(answer).await;
+        assert_eq!(status["isError"], false, "run {run}: {status}");
+        sessions.push(session);
+    }
+    let called = |session: &str| {
+        server
+            .post(Some(&read), &call(3, "read_status", json!({})))
+            .header("mcp-session-id", session)
+            .send()
+    };
+    for closed in &sessions[..4] {
+        assert_eq!(
+            called(closed).await.expect("answered").status(),
+            StatusCode::NOT_FOUND,
+            "the sessions idle longest were closed"
+        );
+    }
+    for kept in [&sessions[4], &sessions[19]] {
+        let answer = called(kept).await.expect("answered");
+        assert_eq!(answer.status(), StatusCode::OK);
+        assert_eq!(result_of(answer).await["isError"], false);
+    }
+}
+
+/// A session with a stream still open is in use, and is never the one closed for a new session;
+/// when every session of the key is in use, the new one is refused instead.
+#[tokio::test]
+async fn a_session_with_a_stream_open_is_never_closed_for_a_new_one() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[("LEMONFIBER_KEY_SESSIONS", "2")]).await;
+    let read = demo.key(&demo.read_key_file);
+    let listen = |session: &str| {
+        server
+            .client
+            .get(&server.url)
+            .bearer_auth(&read)
+            .header("accept", "text/event-stream")
+            .header("mcp-protocol-version", "2025-11-25")
+            .header("mcp-session-id", session)
+            .send()
+    };
+    let called = |session: &str| {
+        server
+            .post(Some(&read), &call(3, "read_status", json!({})))
+            .header("mcp-session-id", session)
+            .send()
+    };
+    let listening = server.open_session(&read).await;
+    let stream = listen(&listening).await.expect("a stream");
+    assert_eq!(stream.status(), StatusCode::OK);
+    let idle = server.open_session(&read).await;
+    let newest = server.open_session(&read).await;
+    assert_eq!(
+        called(&idle).await.expect("answered").status(),
+        StatusCode::NOT_FOUND,
+        "the idle one was closed"
+    );
+    let answer = called(&listening).await.expect("answered");
+    assert_eq!(answer.status(), StatusCode::OK, "the listening one was not");
+    assert_eq!(result_of(answer).await["isError"], false);
+
+    let other_stream = listen(&newest).await.expect("a stream");
+    assert_eq!(other_stream.status(), StatusCode::OK);
+    let refused = server
+        .post(Some(&read), &initialize())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+    assert!(refused.headers().get("retry-after").is_some());
+    assert!(
+        refused
+            .text()
+            .await
+            .expect("body")
+            .contains("each with a request or stream still open")
+    );
+
+    // Once a stream ends, its session is idle again, and gives way to a new one.
+    drop(other_stream);
+    let mut reopened = StatusCode::TOO_MANY_REQUESTS;
+    for _ in 0..100 {
+        reopened = server
+            .post(Some(&read), &initialize())
+            .send()
+            .await
+            .expect("answered")
+            .status();
+        if reopened == StatusCode::OK {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    assert_eq!(reopened, StatusCode::OK);
+    assert_eq!(
+        called(&newest).await.expect("answered").status(),
+        StatusCode::NOT_FOUND
+    );
+    drop(stream);
 }

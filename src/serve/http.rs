@@ -545,7 +545,7 @@ async fn answered_post(
     if !opens_a_session {
         return answered(service, request, held, primes).await;
     }
-    let permits = match app.keys.session_permits(service) {
+    let permits = match app.keys.session_permits(service).await {
         Ok(permits) => permits,
         Err(SessionsFull::Server) => {
             return too_many(
@@ -556,7 +556,8 @@ async fn answered_post(
         Err(SessionsFull::Key) => {
             return too_many(
                 30,
-                "This key has as many sessions open as it may; close one (DELETE) or try again later.",
+                "This key has as many sessions open as it may, each with a request or stream still open; \
+                 close one (DELETE) or try again later.",
             );
         }
     };
