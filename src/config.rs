@@ -35,6 +35,7 @@ pub const SESSIONS: &str = "LEMONFIBER_SESSIONS";
 pub const KEY_SESSIONS: &str = "LEMONFIBER_KEY_SESSIONS";
 pub const PEER_RATE: &str = "LEMONFIBER_PEER_RATE";
 pub const PEER_NEW_KEYS: &str = "LEMONFIBER_PEER_NEW_KEYS";
+pub const PEER_AT_ONCE: &str = "LEMONFIBER_PEER_AT_ONCE";
 pub const UNDER_WAY: &str = "LEMONFIBER_UNDER_WAY";
 pub const ANSWER_LIMIT: &str = "LEMONFIBER_ANSWER_LIMIT";
 pub const RESULT_LIMIT: &str = "LEMONFIBER_RESULT_LIMIT";
@@ -375,6 +376,9 @@ pub struct Limits {
     pub peer_per_minute: NonZeroU32,
     /// Keys a minute one peer address may bring that the server has not yet seen accepted.
     pub peer_new_keys_per_minute: NonZeroU32,
+    /// Requests that carry no key (sign-in and the like) one peer address may have under way
+    /// at once.
+    pub peer_at_once: NonZeroUsize,
     /// Requests under way at once, over everyone.
     pub under_way: NonZeroUsize,
 }
@@ -387,6 +391,7 @@ impl Limits {
         key_sessions: at_once(16),
         peer_per_minute: a_minute(600),
         peer_new_keys_per_minute: a_minute(10),
+        peer_at_once: at_once(8),
         under_way: at_once(128),
     };
 }
@@ -498,6 +503,7 @@ pub fn limits(set: &impl Fn(&str) -> Option<String>) -> Result<Limits, ConfigErr
             Limits::DEFAULT.peer_new_keys_per_minute,
             1_000_000,
         )?,
+        peer_at_once: at_least_one(set, PEER_AT_ONCE, Limits::DEFAULT.peer_at_once, 10_000)?,
         under_way: at_least_one(set, UNDER_WAY, Limits::DEFAULT.under_way, 100_000)?,
     })
 }
@@ -836,6 +842,7 @@ mod tests {
         assert_eq!(Limits::DEFAULT.per_minute.get(), 240);
         assert_eq!(Limits::DEFAULT.peer_per_minute.get(), 600);
         assert_eq!(Limits::DEFAULT.peer_new_keys_per_minute.get(), 10);
+        assert_eq!(Limits::DEFAULT.peer_at_once.get(), 8);
     }
 
     #[test]

@@ -75,6 +75,14 @@ async fn a_watch_reads_every_so_often_and_ends_for_good_when_the_key_is_refused(
     );
 }
 
+async fn tool_names(server: &Stdio) -> Vec<String> {
+    let tools = server.client.list_all_tools().await.expect("tools");
+    tools
+        .into_iter()
+        .map(|tool| tool.name.to_string())
+        .collect()
+}
+
 /// Issue 27 item 9, F13-R9: a refusal learned in the background (a watch's read) reaches the
 /// client at once, with nothing asked of it: `list_changed` and, since it asked for notices, a
 /// notice; the open session then lists what a new session of the refused key lists. Notices are
@@ -100,23 +108,8 @@ async fn a_refusal_a_watch_learns_is_told_at_once_and_the_listing_matches_a_new_
         server.watcher.wait_for_tools_changed(seen).await,
         "told that the tools changed, with no request of the client's"
     );
-    let listed: Vec<String> = server
-        .client
-        .list_all_tools()
-        .await
-        .expect("tools")
-        .into_iter()
-        .map(|tool| tool.name.to_string())
-        .collect();
-    let fresh = mcp::connected(&demo, &demo.act_key_file).await;
-    let a_new_session: Vec<String> = fresh
-        .client
-        .list_all_tools()
-        .await
-        .expect("tools")
-        .into_iter()
-        .map(|tool| tool.name.to_string())
-        .collect();
+    let listed = tool_names(&server).await;
+    let a_new_session = tool_names(&mcp::connected(&demo, &demo.act_key_file).await).await;
     assert_eq!(listed, vec!["connection".to_owned()]);
     assert_eq!(
         listed, a_new_session,

@@ -38,7 +38,7 @@ use crate::mcp::server::Common;
 use crate::serve::Fatal;
 use guard::{Checks, refusal};
 use keys::{Admission, KeyService, KeyServices, SessionsFull};
-use limits::PeerAllowances;
+use limits::{PeerAllowances, PeersAtOnce};
 use refused::RefusedKeys;
 
 /// How long a client has to send a request's headers.
@@ -49,6 +49,9 @@ const BODY_TIMEOUT: Duration = Duration::from_secs(30);
 const REQUEST_TIMEOUT: Duration = Duration::from_secs(120);
 const SESSION_HEADER: &str = "mcp-session-id";
 const CLOSE: HeaderValue = HeaderValue::from_static("close");
+/// Sign-in requests (registration, discovery, the page, tokens) answered at once, over everyone,
+/// once each has its body in hand: a pool of their own, so keyed requests never wait on sign-in.
+const SIGN_IN_UNDER_WAY: usize = 64;
 /// How long a stopping server waits for the certificate's keeper to withdraw what it put out
 /// (an ACME DNS record), which the operator's hook may take a while to do.
 const KEEPER_FINISHES_WITHIN: Duration = Duration::from_secs(30);
@@ -58,8 +61,13 @@ struct App {
     sign_in: oauth::SignIn,
     keys: KeyServices,
     peers: PeerAllowances,
-    /// Requests under way at once, over everyone.
+    /// Requests that carry no key under way at once from each peer, counted from their headers
+    /// to their answer, slow bodies and all.
+    keyless: PeersAtOnce,
+    /// Requests to `/mcp` under way at once, over everyone.
     under_way: Arc<Semaphore>,
+    /// Sign-in requests being answered at once, over everyone (`SIGN_IN_UNDER_WAY`).
+    signing_in: Arc<Semaphore>,
 }
 
 /// A running HTTP mode: where it listens and the certificate it serves.
@@ -121,7 +129,9 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
             RefusedKeys::kept_in(&settings.state),
         ),
         peers: PeerAllowances::new(limits.peer_per_minute, limits.peer_new_keys_per_minute),
+        keyless: PeersAtOnce::new(limits.peer_at_once),
         under_way: Arc::new(Semaphore::new(limits.under_way.get())),
+        signing_in: Arc::new(Semaphore::new(SIGN_IN_UNDER_WAY)),
     });
     let mut router = Router::new()
         .route("/health", get(health))
@@ -325,9 +335,13 @@ async fn mcp(
     let (service, held) = match admission {
         Ok(admitted) => admitted,
         Err(NotAdmitted::UnsupportedVersion(requested)) => {
+            // Its body is read before any key is, so it is a request anyone may send.
+            let Some(_turn) = app.keyless.take(peer.ip()) else {
+                return unread(request.headers(), too_many_from_this_address());
+            };
             return answer_unsupported_version(request, &requested).await;
         }
-        Err(NotAdmitted::Refused(refused)) => return unread(&request, refused),
+        Err(NotAdmitted::Refused(refused)) => return unread(request.headers(), refused),
     };
     match *request.method() {
         Method::POST => post(&app, &service, request, held).await,
@@ -455,9 +469,9 @@ async fn admitted(
 /// A refusal sent before the request's body was read closes the connection, and says so: the
 /// server drops what is left of the body, and a client that sent its next request on the same
 /// connection would have it cut off unanswered.
-fn unread(request: &Request, mut refused: Response) -> Response {
-    let has_body = request.headers().contains_key(header::CONTENT_LENGTH)
-        || request.headers().contains_key(header::TRANSFER_ENCODING);
+fn unread(headers: &http::HeaderMap, mut refused: Response) -> Response {
+    let has_body = headers.contains_key(header::CONTENT_LENGTH)
+        || headers.contains_key(header::TRANSFER_ENCODING);
     if has_body {
         refused.headers_mut().insert(header::CONNECTION, CLOSE);
     }
@@ -541,7 +555,7 @@ async fn answered_post(
     if !opens_a_session {
         return answered(service, request, held, primes).await;
     }
-    let permits = match app.keys.session_permits(service) {
+    let permits = match app.keys.session_permits(service).await {
         Ok(permits) => permits,
         Err(SessionsFull::Server) => {
             return too_many(
@@ -552,7 +566,8 @@ async fn answered_post(
         Err(SessionsFull::Key) => {
             return too_many(
                 30,
-                "This key has as many sessions open as it may; close one (DELETE) or try again later.",
+                "This key has as many sessions open as it may, each with a request or stream still open; \
+                 close one (DELETE) or try again later.",
             );
         }
     };
@@ -656,6 +671,14 @@ impl http_body::Body for Holding {
     fn size_hint(&self) -> http_body::SizeHint {
         self.body.size_hint()
     }
+}
+
+/// The refusal of a request that carries no key from a peer with as many under way as it may.
+fn too_many_from_this_address() -> Response {
+    too_many(
+        1,
+        "Too many requests from this address are under way at once; wait for one to finish.",
+    )
 }
 
 fn too_many(seconds: u64, description: &str) -> Response {

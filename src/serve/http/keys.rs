@@ -312,16 +312,20 @@ impl KeyServices {
         }
     }
 
-    /// The permits a new session of `service` would hold, if both the server's cap and the
-    /// key's leave one; `Err` says which is full.
-    pub fn session_permits(&self, service: &KeyService) -> Result<Permits, SessionsFull> {
-        let key = service.session_permit().ok_or(SessionsFull::Key)?;
-        let server = self
-            .sessions
-            .clone()
-            .try_acquire_owned()
-            .map_err(|_| SessionsFull::Server)?;
-        Ok(Permits::new(server, key))
+    /// The permits a new session of `service` would hold: free ones if both the server's cap
+    /// and the key's leave one; else those of the key's own session that has gone longest
+    /// without a request, which is closed for it, so that sessions a client walked away from
+    /// never lock its key out. `Err` says which cap is full when every session of the key is in
+    /// use (or it has none).
+    pub async fn session_permits(&self, service: &KeyService) -> Result<Permits, SessionsFull> {
+        let full = match service.session_permit() {
+            Some(key) => match self.sessions.clone().try_acquire_owned() {
+                Ok(server) => return Ok(Permits::new(server, key)),
+                Err(_) => SessionsFull::Server,
+            },
+            None => SessionsFull::Key,
+        };
+        service.sessions.close_longest_idle().await.ok_or(full)
     }
 }
 

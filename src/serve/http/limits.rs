@@ -1,7 +1,9 @@
 //! Allowances that refill over time: requests a minute for a key, and for each peer address its
 //! requests and the keys it brings that the server has not yet seen accepted. Each allows a
-//! minute's worth at once and refills evenly over the minute.
+//! minute's worth at once and refills evenly over the minute. Besides, for each peer, how many of
+//! the requests that carry no key it has under way at once (`at_once`).
 
+mod at_once;
 mod kept_peers;
 
 use std::net::IpAddr;
@@ -15,6 +17,7 @@ use governor::nanos::Nanos;
 use governor::{DefaultDirectRateLimiter, NotUntil, Quota, RateLimiter};
 
 use crate::lock::lock;
+pub use at_once::{PeerTurn, PeersAtOnce};
 use kept_peers::KeptPeers;
 
 /// How many peers' allowances are kept, of each kind; past it, those back to full (idle) go

@@ -26,13 +26,15 @@ use std::path::Path;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, FromRequestParts};
+use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
+use tokio::sync::OwnedSemaphorePermit;
 
 use super::App;
+use super::limits::PeerTurn;
 use crate::access::sealing::{SealError, Sealer, Used};
 use crate::config::SignInSettings;
 use crate::stack::StackAddress;
@@ -113,17 +115,23 @@ pub fn routes() -> Router<Arc<App>> {
 }
 
 /// Where a sign-in request came to: this server as the request names it (a served name, at the
-/// port the client used), and who sent it. A request from a peer over its allowance, or naming
-/// no served name, goes no further.
+/// port the client used), and who sent it. A request from a peer over its allowance, or with as
+/// many requests without a key under way as it may, or naming no served name, goes no further.
 pub struct Here {
     /// This server's origin as the client reaches it: the issuer, and the base of every URL
     /// sign-in hands out.
     issuer: String,
     peer: IpAddr,
-    /// One of the requests under way at once over everyone, held while this one is answered.
-    _under_way: Option<tokio::sync::OwnedSemaphorePermit>,
+    /// One of the requests without a key its peer may have under way, held from its head to its
+    /// answer.
+    _turn: Option<PeerTurn>,
+    /// One of sign-in's requests answered at once over everyone, taken only once what is left to
+    /// do is quick to finish (its body, if any, is in), so a slow body holds nothing others need.
+    _answering: Option<OwnedSemaphorePermit>,
 }
 
+// A refusal is the answer itself, handed straight to the client: boxing it would only move it.
+#[allow(clippy::result_large_err)]
 impl Here {
     fn url(&self, path: &str) -> String {
         format!("{}{path}", self.issuer)
@@ -133,37 +141,80 @@ impl Here {
     fn resource(&self) -> String {
         self.url(MCP_PATH)
     }
-}
 
-impl FromRequestParts<Arc<App>> for Here {
-    type Rejection = Response;
-
-    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Here, Response> {
-        let Ok(under_way) = app.under_way.clone().try_acquire_owned() else {
-            return Err(super::too_many(
-                1,
-                "The server has too many requests under way; try again shortly.",
-            ));
-        };
+    /// Where a request came to, from its head alone, with its peer's turn. Refused before its
+    /// body is read, the connection closes after the answer, which says so.
+    fn arrived(parts: &Parts, app: &App) -> Result<Here, Response> {
+        let refused = |response| super::unread(&parts.headers, response);
         let peer = parts
             .extensions
             .get::<ConnectInfo<SocketAddr>>()
             .map_or(IpAddr::from([0, 0, 0, 0]), |ConnectInfo(peer)| peer.ip());
+        let Some(turn) = app.keyless.take(peer) else {
+            return Err(refused(super::too_many_from_this_address()));
+        };
         if let Err(seconds) = app.peers.request(peer) {
-            return Err(super::too_many(
+            return Err(refused(super::too_many(
                 seconds,
                 "Too many requests from this address; wait before the next.",
-            ));
+            )));
         }
         let host = app
             .checks
             .served_host(&parts.uri, &parts.headers)
-            .map_err(IntoResponse::into_response)?;
+            .map_err(|refusal| refused(refusal.into_response()))?;
         Ok(Here {
             issuer: format!("https://{host}"),
             peer,
-            _under_way: Some(under_way),
+            _turn: Some(turn),
+            _answering: None,
         })
+    }
+
+    /// The same request, now among sign-in's requests answered at once, if there is room.
+    fn answering(self, app: &App) -> Result<Here, Response> {
+        let Ok(answering) = app.signing_in.clone().try_acquire_owned() else {
+            return Err(super::too_many(
+                1,
+                "The server has too many sign-in requests under way; try again shortly.",
+            ));
+        };
+        Ok(Here {
+            _answering: Some(answering),
+            ..self
+        })
+    }
+}
+
+/// For a request with no body to wait for: it is answered at once.
+impl FromRequestParts<Arc<App>> for Here {
+    type Rejection = Response;
+
+    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Here, Response> {
+        Here::arrived(parts, app)?.answering(app)
+    }
+}
+
+/// A sign-in request with a body: where it came to, and its body as read within sign-in's limits
+/// of size and time (or why it was not), read while only its peer's turn is held.
+pub struct Sent {
+    pub here: Here,
+    pub body: Result<bytes::Bytes, params::NotRead>,
+}
+
+impl FromRequest<Arc<App>> for Sent {
+    type Rejection = Response;
+
+    async fn from_request(request: Request, app: &Arc<App>) -> Result<Sent, Response> {
+        let (parts, body) = request.into_parts();
+        let here = Here::arrived(&parts, app)?;
+        let body = params::body(body).await;
+        // A body not read is refused at once, which takes no place among those answered.
+        let here = match body {
+            Ok(_) => here.answering(app)?,
+            Err(_) => here,
+        };
+        Ok(Sent { here, body })
     }
 }
 

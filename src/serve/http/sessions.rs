@@ -1,9 +1,17 @@
 //! One key's sessions. A session is made only with the permits it counts against, taken before
 //! it is made (one of the server's and one of the key's), and it holds them exactly as long as
 //! it is served: when its serving ends, for whatever reason (closed, idle too long, its key let
-//! go), the permits go back.
+//! go), the permits go back. A client that walks away without closing its session leaves it
+//! counted until it is idle too long, so a key with no permit left can have its own session that
+//! has waited longest without a request closed for a new one, and its permits handed over; a
+//! session with an answer or stream still open is never closed so.
 
 use std::cell::RefCell;
+use std::collections::HashMap;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Instant;
 
 use futures::Stream;
 use rmcp::RoleServer;
@@ -17,6 +25,8 @@ use rmcp::transport::streamable_http_server::session::{
 };
 use rmcp::transport::worker::WorkerTransport;
 use tokio::sync::OwnedSemaphorePermit;
+
+use crate::lock::lock;
 
 /// The permits a session counts against: the server's cap and its key's. Held, never read.
 pub struct Permits {
@@ -54,20 +64,117 @@ pub enum SessionsError {
     Local(#[from] LocalSessionManagerError),
 }
 
+/// What is kept of a session while it is served: its permits, and how it is in use.
+struct Kept {
+    permits: Permits,
+    /// When a request last came to it, or its last answer or stream ended.
+    touched: Instant,
+    /// Its answers and streams still open.
+    open: usize,
+}
+
+type Table = Arc<Mutex<HashMap<SessionId, Kept>>>;
+
 pub struct KeySessions {
     inner: LocalSessionManager,
+    kept: Table,
 }
 
 impl KeySessions {
     pub fn new(inner: LocalSessionManager) -> KeySessions {
-        KeySessions { inner }
+        KeySessions {
+            inner,
+            kept: Table::default(),
+        }
+    }
+
+    /// Closes the key's session that has gone longest without a request, of those with no
+    /// answer or stream open, and hands over the permits it held; `None` if every session is
+    /// in use (or there is none). Its client's next request is not found (404), as for any
+    /// session that has ended, and a client told so starts a new one.
+    pub async fn close_longest_idle(&self) -> Option<Permits> {
+        let (id, kept) = {
+            let mut table = lock(&self.kept);
+            let id = table
+                .iter()
+                .filter(|(_, kept)| kept.open == 0)
+                .min_by_key(|(_, kept)| kept.touched)
+                .map(|(id, _)| id.clone())?;
+            table.remove_entry(&id)?
+        };
+        // Its permits are handed over now; the session ends on its own if this fails, and
+        // what fails names the session, which no log line does.
+        let _ = self.inner.close_session(&id).await;
+        Some(kept.permits)
+    }
+
+    fn touch(&self, id: &SessionId) {
+        if let Some(kept) = lock(&self.kept).get_mut(id) {
+            kept.touched = Instant::now();
+        }
+    }
+
+    /// Counts an answer or stream of the session as open until the use is dropped.
+    fn in_use(&self, id: &SessionId) -> InUse {
+        if let Some(kept) = lock(&self.kept).get_mut(id) {
+            kept.open += 1;
+            kept.touched = Instant::now();
+        }
+        InUse {
+            kept: self.kept.clone(),
+            id: id.clone(),
+        }
     }
 }
 
-/// A session's transport, holding its permits while it is served.
+/// An answer or stream of a session, open: the session is not closed for another meanwhile.
+struct InUse {
+    kept: Table,
+    id: SessionId,
+}
+
+impl Drop for InUse {
+    fn drop(&mut self) {
+        if let Some(kept) = lock(&self.kept).get_mut(&self.id) {
+            kept.open = kept.open.saturating_sub(1);
+            kept.touched = Instant::now();
+        }
+    }
+}
+
+/// A session's stream, counted as open while it lasts.
+struct Open<S> {
+    stream: Pin<Box<S>>,
+    _in_use: InUse,
+}
+
+impl<S: Stream> Stream for Open<S> {
+    type Item = S::Item;
+
+    fn poll_next(self: Pin<&mut Self>, context: &mut Context<'_>) -> Poll<Option<S::Item>> {
+        self.get_mut().stream.as_mut().poll_next(context)
+    }
+}
+
+fn open<S: Stream>(stream: S, in_use: InUse) -> Open<S> {
+    Open {
+        stream: Box::pin(stream),
+        _in_use: in_use,
+    }
+}
+
+/// A session's transport, served while the session is: once it ends, the session and its
+/// permits, if still kept, go.
 pub struct Held {
     transport: WorkerTransport<LocalSessionWorker>,
-    _permits: Permits,
+    kept: Table,
+    id: SessionId,
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        lock(&self.kept).remove(&self.id);
+    }
 }
 
 impl Transport<RoleServer> for Held {
@@ -102,13 +209,18 @@ impl SessionManager for KeySessions {
             .flatten()
             .ok_or(SessionsError::NoPermits)?;
         let (id, transport) = self.inner.create_session().await?;
-        Ok((
-            id,
-            Held {
-                transport,
-                _permits: permits,
-            },
-        ))
+        let kept = Kept {
+            permits,
+            touched: Instant::now(),
+            open: 0,
+        };
+        lock(&self.kept).insert(id.clone(), kept);
+        let held = Held {
+            transport,
+            kept: self.kept.clone(),
+            id: id.clone(),
+        };
+        Ok((id, held))
     }
 
     async fn initialize_session(
@@ -116,6 +228,7 @@ impl SessionManager for KeySessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<ServerJsonRpcMessage, SessionsError> {
+        let _in_use = self.in_use(id);
         Ok(self.inner.initialize_session(id, message).await?)
     }
 
@@ -132,7 +245,8 @@ impl SessionManager for KeySessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
-        Ok(self.inner.create_stream(id, message).await?)
+        let in_use = self.in_use(id);
+        Ok(open(self.inner.create_stream(id, message).await?, in_use))
     }
 
     async fn accept_message(
@@ -140,6 +254,7 @@ impl SessionManager for KeySessions {
         id: &SessionId,
         message: ClientJsonRpcMessage,
     ) -> Result<(), SessionsError> {
+        self.touch(id);
         Ok(self.inner.accept_message(id, message).await?)
     }
 
@@ -147,7 +262,8 @@ impl SessionManager for KeySessions {
         &self,
         id: &SessionId,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
-        Ok(self.inner.create_standalone_stream(id).await?)
+        let in_use = self.in_use(id);
+        Ok(open(self.inner.create_standalone_stream(id).await?, in_use))
     }
 
     async fn resume(
@@ -155,6 +271,7 @@ impl SessionManager for KeySessions {
         id: &SessionId,
         last_event_id: String,
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
-        Ok(self.inner.resume(id, last_event_id).await?)
+        let in_use = self.in_use(id);
+        Ok(open(self.inner.resume(id, last_event_id).await?, in_use))
     }
 }

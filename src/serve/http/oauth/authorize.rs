@@ -9,7 +9,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
@@ -19,8 +18,8 @@ use sha2::{Digest, Sha256};
 
 use super::clients::{self, ClientRefused};
 use super::page::{self, Asking};
-use super::params::{self, Params};
-use super::{Here, SignIn, tokens};
+use super::params::Params;
+use super::{Here, Sent, SignIn, tokens};
 use crate::access::sealing::{NotUsed, Purpose, now, random};
 use crate::link::{self, LinkFailure};
 use crate::serve::http::App;
@@ -177,19 +176,12 @@ fn is_binding(value: &str) -> bool {
 }
 
 /// `POST /authorize`: a key or key link given, or the person's allow or deny.
-pub async fn answered(
-    State(app): State<Arc<App>>,
-    here: Here,
-    headers: HeaderMap,
-    body: Body,
-) -> Response {
+pub async fn answered(State(app): State<Arc<App>>, headers: HeaderMap, sent: Sent) -> Response {
+    let here = sent.here;
     if is_cross_site(&headers, &here) {
         return page::cannot_go_on(StatusCode::FORBIDDEN, page::CROSS_SITE);
     }
-    let asked = match params::body(body)
-        .await
-        .and_then(|bytes| Params::of(&bytes))
-    {
+    let asked = match sent.body.and_then(|bytes| Params::of(&bytes)) {
         Ok(asked) => asked,
         Err(not_read) => {
             return page::cannot_go_on(StatusCode::BAD_REQUEST, &not_read.description());
@@ -411,7 +403,8 @@ mod tests {
         Here {
             issuer: "https://mcp.example:8443".to_owned(),
             peer: IpAddr::from([127, 0, 0, 1]),
-            _under_way: None,
+            _turn: None,
+            _answering: None,
         }
     }
 

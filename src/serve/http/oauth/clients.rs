@@ -6,7 +6,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -14,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
 use super::client_document::DocumentRefused;
-use super::{Here, SignIn, json_answer, oauth_error, params};
+use super::{Sent, SignIn, json_answer, oauth_error};
 use crate::access::sealing::{Purpose, now};
 use crate::answer::{handed_text, shows_as_written};
 use crate::redact::Secrets;
@@ -59,10 +58,10 @@ pub enum ClientRefused {
     Document(DocumentRefused),
 }
 
-/// `POST /register`: a client registers, and is handed its sealed id. (`Here`: only from a peer
+/// `POST /register`: a client registers, and is handed its sealed id. (`Sent`: only from a peer
 /// within its allowance, to a served name.)
-pub async fn register(State(app): State<Arc<App>>, _: Here, body: Body) -> Response {
-    let bytes = match params::body(body).await {
+pub async fn register(State(app): State<Arc<App>>, sent: Sent) -> Response {
+    let bytes = match sent.body {
         Ok(bytes) => bytes,
         Err(not_read) => {
             return oauth_error(

@@ -12,7 +12,6 @@
 
 use std::sync::Arc;
 
-use axum::body::Body;
 use axum::extract::State;
 use axum::http::StatusCode;
 use axum::response::Response;
@@ -22,8 +21,8 @@ use serde_json::json;
 use sha2::{Digest, Sha256};
 
 use super::grants::{Granted, Grants, GrantsError};
-use super::params::{self, Params};
-use super::{Here, SCOPE, SignIn, json_answer, oauth_error};
+use super::params::Params;
+use super::{SCOPE, Sent, SignIn, json_answer, oauth_error};
 use crate::access::sealing::{NotUsed, Purpose, now};
 use crate::serve::http::App;
 use crate::serve::http::keys::Admission;
@@ -136,20 +135,12 @@ pub fn seal_code(
 }
 
 /// `POST /token`.
-pub async fn grant(State(app): State<Arc<App>>, _: Here, body: Body) -> Response {
-    let asked = match params::body(body)
-        .await
-        .and_then(|bytes| Params::of(&bytes))
-    {
+pub async fn grant(State(app): State<Arc<App>>, sent: Sent) -> Response {
+    let (asked, client) = match from_a_public_client(sent) {
         Ok(asked) => asked,
-        Err(not_read) => return refused("invalid_request", &not_read.description()),
+        Err((error, description)) => return refused(error, &description),
     };
-    let Some(client) = asked.get("client_id") else {
-        return refused(
-            "invalid_client",
-            "client_id is missing: this server's clients are public, and name themselves with it.",
-        );
-    };
+    let client = client.as_str();
     match asked.get("grant_type") {
         Some("authorization_code") => exchange(&app.sign_in, &asked, client),
         Some("refresh_token") => refresh(&app, &asked, client).await,
@@ -356,20 +347,11 @@ fn issue(sign_in: &SignIn, mut grant: Grant, issued: Issued<'_>) -> Response {
 /// `POST /revoke` (RFC 7009): a client signing out ends its grant, whichever of the grant's
 /// tokens it sends, so neither is taken again. A token that is not one of this server's, or has
 /// expired, is answered as revoked, as the RFC says; one issued to another client is refused.
-pub async fn revoke(State(app): State<Arc<App>>, _: Here, body: Body) -> Response {
+pub async fn revoke(State(app): State<Arc<App>>, sent: Sent) -> Response {
     let sign_in = &app.sign_in;
-    let asked = match params::body(body)
-        .await
-        .and_then(|bytes| Params::of(&bytes))
-    {
+    let (asked, client) = match from_a_public_client(sent) {
         Ok(asked) => asked,
-        Err(not_read) => return refused("invalid_request", &not_read.description()),
-    };
-    let Some(client) = asked.get("client_id") else {
-        return refused(
-            "invalid_client",
-            "client_id is missing: this server's clients are public, and name themselves with it.",
-        );
+        Err((error, description)) => return refused(error, &description),
     };
     let Some(token) = asked.get("token") else {
         return refused("invalid_request", "token is missing.");
@@ -380,7 +362,7 @@ pub async fn revoke(State(app): State<Arc<App>>, _: Here, body: Body) -> Respons
     let Some((grant, nonce)) = opened else {
         return revoked();
     };
-    if grant.c != client {
+    if grant.c != *client {
         return refused(
             "invalid_client",
             "The token was issued to another client, which alone may revoke it.",
@@ -401,6 +383,21 @@ pub async fn revoke(State(app): State<Arc<App>>, _: Here, body: Body) -> Respons
         }
     }
     revoked()
+}
+
+/// A request's form and the public client it names itself as; or the OAuth error and the
+/// description that say what is missing.
+fn from_a_public_client(sent: Sent) -> Result<(Params, String), (&'static str, String)> {
+    let asked = sent
+        .body
+        .and_then(|bytes| Params::of(&bytes))
+        .map_err(|not_read| ("invalid_request", not_read.description()))?;
+    let client = asked.get("client_id").map(str::to_owned).ok_or((
+        "invalid_client",
+        "client_id is missing: this server's clients are public, and name themselves with it."
+            .to_owned(),
+    ))?;
+    Ok((asked, client))
 }
 
 fn revoked() -> Response {
