@@ -609,17 +609,16 @@ impl LemonfiberServer {
             .map_err(offer_refused)?;
         let described = outcome::rehearsed_arguments(&opened.arguments);
         let subject = Subject::Rehearsed(&described);
-        let consent = match self.agreed(tool, &offer, subject, caller, true).await {
-            Ok(consent) => consent,
-            Err(refused) => {
-                return Err(refused.inspect_no(|no| {
-                    // A no is final: the offer is spent, and acting takes a new rehearsal.
-                    if no.is_final() {
-                        let _ = seal.spend(&opened);
-                    }
-                }));
-            }
-        };
+        let consent = self
+            .agreed(tool, &offer, subject, caller, true)
+            .await
+            .map_err(|refused| {
+                // A no is final: the offer is spent, and acting takes a new rehearsal.
+                if refused.no.is_some_and(NoConsent::is_final) {
+                    let _ = seal.spend(&opened);
+                }
+                refused.ran
+            })?;
         seal.spend(&opened).map_err(offer_refused)?;
         let idempotency_key = Some(opened.idempotency_key());
         let mut body = opened.arguments;
@@ -647,17 +646,22 @@ impl LemonfiberServer {
     ) -> Result<Consent, Refused> {
         let (asked, answered) = match self.ask(tool, about, subject, caller).await {
             Asking::Answered(asked, answered) => (asked, answered),
-            Asking::Pending(question) => return Err(Refused::Pending(Ran::pending(question))),
+            Asking::Pending(question) => {
+                return Err(Refused {
+                    no: None,
+                    ran: Ran::pending(question),
+                });
+            }
         };
         let refused = |no: NoConsent| {
             let rehearsal = match tool.operation {
                 Operation::Act(action) => action.rehearsal_tool(),
                 _ => None,
             };
-            Refused::No(
-                no,
-                Ran::refused(outcome::no_consent(tool.name, rehearsal, no), no.word()),
-            )
+            Refused {
+                no: Some(no),
+                ran: Ran::refused(outcome::no_consent(tool.name, rehearsal, no), no.word()),
+            }
         };
         let consent =
             asking::decide(self.common.conduct.consent, asked, offered).map_err(refused)?;
@@ -799,28 +803,16 @@ impl LemonfiberServer {
     }
 }
 
-/// Why acting did not go ahead: no yes, or (on 2026-07-28) the question is handed out first.
-enum Refused {
-    No(NoConsent, Ran),
-    Pending(Ran),
-}
-
-impl Refused {
-    /// The call's answer, once `no` has had its say about a no.
-    fn inspect_no(self, no: impl FnOnce(NoConsent)) -> Ran {
-        match self {
-            Refused::No(why, ran) => {
-                no(why);
-                ran
-            }
-            Refused::Pending(ran) => ran,
-        }
-    }
+/// Why acting did not go ahead, and the call's answer: no yes (`no`), or, on 2026-07-28, the
+/// question handed out first (`no` is `None`).
+struct Refused {
+    no: Option<NoConsent>,
+    ran: Ran,
 }
 
 impl From<Refused> for Ran {
     fn from(refused: Refused) -> Ran {
-        refused.inspect_no(|_| {})
+        refused.ran
     }
 }
 
