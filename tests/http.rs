@@ -548,3 +548,39 @@ async fn a_host_at_a_port_the_server_is_not_reached_at_never_becomes_the_issuer(
     let made_up = ask("127.0.0.1:9").await.expect("sent");
     assert_eq!(status_of(&made_up), 403, "{made_up}");
 }
+
+/// Issue 27: a chunked body whose chunk size is not a number is a bad request (`400`, saying
+/// so), not one too large.
+#[tokio::test]
+async fn a_chunk_size_that_is_not_one_is_a_bad_request_not_a_body_too_large() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let key = demo.key(&demo.read_key_file);
+    let authority = authority_of(&server);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {key}\r\nAccept: {ACCEPT}\r\n\
+         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    );
+    for body in ["zz\r\n{}\r\n0\r\n\r\n", "2\r\n{}\r\n-1\r\n\r\n"] {
+        let request = format!("{head}{body}");
+        let (url, pin) = (server.url.clone(), server.pin.clone());
+        let answer = tokio::task::spawn_blocking(move || raw_answer(&url, &pin, &request))
+            .await
+            .expect("sent");
+        assert_eq!(status_of(&answer), 400, "{answer}");
+        let said = body_of(&answer)["error_description"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(said.contains("chunk"), "{said}");
+        assert!(!answer.contains(&key), "the key is never said back");
+    }
+    // A well-framed chunked body is taken.
+    let body = initialize().to_string();
+    let request = format!("{head}{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+    let (url, pin) = (server.url.clone(), server.pin.clone());
+    let answer = tokio::task::spawn_blocking(move || raw_answer(&url, &pin, &request))
+        .await
+        .expect("sent");
+    assert_eq!(status_of(&answer), 200, "{answer}");
+}

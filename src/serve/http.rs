@@ -2,6 +2,7 @@
 //! browser (F13-R8). Every request brings its own integration key as a bearer; the server holds
 //! none. Nothing is served until an address is asked for.
 
+mod body;
 mod guard;
 mod jsonrpc;
 mod keys;
@@ -495,16 +496,20 @@ async fn answer_unsupported_version(request: Request, requested: &str) -> Respon
 /// A request's whole body, within the cap and in time. A body refused is not read to its end,
 /// so the connection closes after the refusal, which says so.
 async fn read_body(body: Body) -> Result<bytes::Bytes, Response> {
-    let read = tokio::time::timeout(
-        BODY_TIMEOUT,
-        axum::body::to_bytes(body, guard::BODY_LIMIT as usize),
-    );
+    let most = usize::try_from(guard::BODY_LIMIT).unwrap_or(usize::MAX);
+    let read = tokio::time::timeout(BODY_TIMEOUT, body::within(body, most));
     let mut refused = match read.await {
         Ok(Ok(bytes)) => return Ok(bytes),
-        Ok(Err(_)) => refusal(
+        Ok(Err(body::NotRead::TooLarge)) => refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",
             "The request body is larger than 4 MiB.",
+        ),
+        Ok(Err(body::NotRead::Malformed)) => refusal(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "The request body could not be read: it is not framed as HTTP/1.1 frames a body (a chunk's size \
+             is not a hexadecimal number, or the body ended before its end).",
         ),
         Err(_) => refusal(
             StatusCode::REQUEST_TIMEOUT,
