@@ -96,7 +96,12 @@ struct Hostile {
     requests: Mutex<Vec<Value>>,
     /// Keys the stack refuses (as it refuses a revoked key).
     refused: Mutex<Vec<String>>,
+    /// Whether the reads held at [`HELD_UNTIL_RELEASED`] may be answered yet.
+    released: tokio::sync::watch::Sender<bool>,
 }
+
+/// A read the stack does not answer until the test releases it: calls that stay under way.
+pub const HELD_UNTIL_RELEASED: &str = "/api/held/until-released";
 
 impl HostileStack {
     pub async fn start() -> HostileStack {
@@ -141,6 +146,11 @@ impl HostileStack {
     /// Every request so far: method, path and query.
     pub fn requests(&self) -> Vec<Value> {
         self.state.requests.lock().expect("log").clone()
+    }
+
+    /// Answers every read held at [`HELD_UNTIL_RELEASED`], and those that come after.
+    pub fn release(&self) {
+        self.state.released.send_replace(true);
     }
 
     /// From now on the stack refuses `key` as not admitted.
@@ -296,6 +306,11 @@ async fn answer(State(stack): State<Arc<Hostile>>, request: Request) -> Response
             json!({"binary": "9.0.0", "speaks": LYING_SHAPE}),
         ),
         "/api/alerts" => envelope("alerts", json!({"alerts": LYING_SHAPE})),
+        HELD_UNTIL_RELEASED => {
+            let mut released = stack.released.subscribe();
+            let _ = released.wait_for(|released| *released).await;
+            envelope("other", json!({"path": path}))
+        }
         "/api/status" => streamed_json("status", HUGE_ANSWER),
         "/api/storage" => streamed_json("doctor", MAXIMAL_ANSWER),
         "/api/services" => streamed_json("status", LARGE_ANSWER),
