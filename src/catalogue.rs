@@ -229,6 +229,38 @@ impl ToolSpec {
         )
     }
 
+    /// The resource a call of this read with `arguments` answers as: its template with each
+    /// `{parameter}` filled with the call's value, encoded as [`ToolSpec::match_resource`]
+    /// decodes it. Empty for a tool that is no resource, or a call missing a value it needs (whose
+    /// answer is a refusal, naming no resource).
+    pub fn resource_of(&self, arguments: Option<&JsonObject>) -> String {
+        /// What a path segment keeps as it is (RFC 3986's unreserved characters).
+        const SEGMENT: &percent_encoding::AsciiSet = &percent_encoding::NON_ALPHANUMERIC
+            .remove(b'-')
+            .remove(b'.')
+            .remove(b'_')
+            .remove(b'~');
+        let Some(pattern) = self.resource else {
+            return String::new();
+        };
+        let filled: Option<Vec<String>> = pattern
+            .split('/')
+            .map(|part| {
+                match part
+                    .strip_prefix('{')
+                    .and_then(|rest| rest.strip_suffix('}'))
+                {
+                    Some(name) => {
+                        let value = arguments?.get(name)?.as_str()?;
+                        Some(percent_encoding::utf8_percent_encode(value, SEGMENT).to_string())
+                    }
+                    None => Some(part.to_owned()),
+                }
+            })
+            .collect();
+        filled.map(|parts| parts.join("/")).unwrap_or_default()
+    }
+
     /// Matches a `resources/read` URI against this read's resource, answering its path values.
     pub fn match_resource(&self, uri: &str) -> Option<serde_json::Map<String, Value>> {
         let pattern = self.resource?;
@@ -294,6 +326,46 @@ mod tests {
                 .match_resource("lemonfiber://read/status/x")
                 .is_none()
         );
+    }
+
+    /// Issue 27: a call's answer names its resource with the call's values in it, as a read
+    /// of that resource would name it, never the template.
+    #[test]
+    fn a_calls_resource_is_its_template_filled_with_its_values() {
+        let bundle = find("read_bundle_by_name").expect("read_bundle_by_name");
+        let arguments = |value: Value| {
+            let Value::Object(arguments) = serde_json::json!({ "name": value }) else {
+                unreachable!("an object")
+            };
+            arguments
+        };
+        let plain = arguments(Value::from("support-2026-11-18.tar"));
+        let uri = bundle.resource_of(Some(&plain));
+        assert_eq!(uri, "lemonfiber://read/bundle/support-2026-11-18.tar");
+        assert_eq!(
+            bundle
+                .match_resource(&uri)
+                .and_then(|values| values.get("name").cloned()),
+            Some(Value::from("support-2026-11-18.tar"))
+        );
+        let odd = arguments(Value::from("a b/{c}"));
+        let uri = bundle.resource_of(Some(&odd));
+        assert_eq!(uri, "lemonfiber://read/bundle/a%20b%2F%7Bc%7D");
+        assert_eq!(
+            bundle
+                .match_resource(&uri)
+                .and_then(|values| values.get("name").cloned()),
+            Some(Value::from("a b/{c}"))
+        );
+        assert_eq!(bundle.resource_of(None), "");
+        assert_eq!(bundle.resource_of(Some(&arguments(Value::from(3)))), "");
+        let status = find("read_status").expect("read_status");
+        assert_eq!(status.resource_of(None), "lemonfiber://read/status");
+        let act = TOOLS
+            .iter()
+            .find(|tool| tool.resource.is_none())
+            .expect("a tool that is no resource");
+        assert_eq!(act.resource_of(Some(&plain)), "");
     }
 
     #[test]

@@ -29,6 +29,7 @@ pub const LISTEN: &str = "LEMONFIBER_LISTEN";
 pub const NAMES: &str = "LEMONFIBER_NAMES";
 pub const STATE: &str = "LEMONFIBER_STATE";
 pub const ORIGINS: &str = "LEMONFIBER_ORIGINS";
+pub const PUBLIC_PORT: &str = "LEMONFIBER_PUBLIC_PORT";
 pub const RATE: &str = "LEMONFIBER_RATE";
 pub const AT_ONCE: &str = "LEMONFIBER_AT_ONCE";
 pub const SESSIONS: &str = "LEMONFIBER_SESSIONS";
@@ -422,6 +423,9 @@ pub struct HttpSettings {
     pub tls: TlsMode,
     /// Origins a browser may call from; `None`: the served names themselves.
     pub origins: Option<Vec<String>>,
+    /// The port clients reach the server at, when a port forward or proxy puts it at another
+    /// than the one listened on; `Host` may name either.
+    pub public_port: Option<u16>,
     pub conduct: Conduct,
     pub limits: Limits,
     pub sign_in: SignInSettings,
@@ -458,6 +462,7 @@ pub fn http_settings(
         state: state_folder(&set),
         tls,
         origins: set(ORIGINS).map(list),
+        public_port: public_port(&set)?,
         conduct: conduct(&set)?,
         limits: limits(&set)?,
         sign_in: sign_in(&set)?,
@@ -473,6 +478,15 @@ pub fn served_names(set: &impl Fn(&str) -> Option<String>) -> Result<Vec<String>
         return Err(ConfigError::BadNames);
     }
     Ok(names)
+}
+
+/// The port clients reach the HTTP mode at besides the one it listens on, if one is set.
+pub fn public_port(set: &impl Fn(&str) -> Option<String>) -> Result<Option<u16>, ConfigError> {
+    if set(PUBLIC_PORT).is_none() {
+        return Ok(None);
+    }
+    let port = number(set, PUBLIC_PORT, 443, 1, u64::from(u16::MAX))?;
+    Ok(u16::try_from(port).ok())
 }
 
 /// Where the HTTP mode keeps its certificate and its offer secret.
@@ -799,6 +813,19 @@ mod tests {
         assert_eq!(settings.names, vec!["mcp.home.arpa", "192.168.1.4"]);
         assert_eq!(settings.limits, Limits::DEFAULT);
         assert_eq!(Limits::DEFAULT.key_sessions.get(), 16);
+        assert_eq!(settings.public_port, None);
+        let listen = (LISTEN, "127.0.0.1:8443");
+        let public = http(&[stack, pin, listen, (PUBLIC_PORT, "443")]).expect("settings");
+        assert_eq!(public.public_port, Some(443));
+        for port in ["0", "65536", "https"] {
+            assert!(
+                matches!(
+                    http(&[stack, pin, listen, (PUBLIC_PORT, port)]),
+                    Err(ConfigError::BadNumber(PUBLIC_PORT, 1, 65535))
+                ),
+                "{port}"
+            );
+        }
     }
 
     #[test]

@@ -211,6 +211,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         state: key_directory.join("mcp"),
         tls: config::TlsMode::Pinned,
         origins: None,
+        public_port: None,
         // How it deals with the assistant, and its limits, as the HTTP mode's settings give them:
         // a checker that opens many sessions can be given room for them, and a test a quicker
         // watch.

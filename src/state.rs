@@ -52,6 +52,14 @@ pub fn make_missing_folder(folder: &Path) -> Result<(), FolderRefused> {
     Ok(())
 }
 
+/// The mode of `path` when others than its owner may read or write it: a file the server keeps
+/// its secrets in that is not its owner's alone is one another user may have read (or put there).
+pub fn open_to_others(path: &Path) -> std::io::Result<Option<u32>> {
+    use std::os::unix::fs::PermissionsExt as _;
+    let mode = std::fs::metadata(path)?.permissions().mode();
+    Ok((mode & 0o077 != 0).then_some(mode & 0o7777))
+}
+
 /// Writes `bytes` to `path` whole or not at all, readable by its owner only: to a file beside
 /// it of this writer's own (replicas may share the folder), flushed to disk, renamed over it,
 /// and the rename itself flushed.

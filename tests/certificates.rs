@@ -350,3 +350,36 @@ async fn a_client_trusting_only_the_private_root_connects_f13_r12() {
         "{outside:?}"
     );
 }
+
+/// Issue 27: a private root's key that others can read is not used; the server refuses to start,
+/// naming the file and `chmod 600`, as it does for the sealing secret.
+#[tokio::test]
+async fn a_private_root_key_others_can_read_refuses_to_start_naming_the_mend() {
+    use std::os::unix::fs::PermissionsExt as _;
+    let demo = DemoStack::start().await;
+    let state = Scratch::at(fresh_dir("private-ca-open"));
+    let state_text = state.display().to_string();
+    let mode = [
+        ("LEMONFIBER_TLS_MODE", "private-ca"),
+        ("LEMONFIBER_STATE", state_text.as_str()),
+    ];
+    let first = http_server(&demo, &mode).await;
+    drop(first);
+    let key = state.join("private-ca-root-key.pem");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    let said = refused_to_start(&mode).await;
+    assert!(
+        said.contains(&format!("chmod 600 {}", key.display())),
+        "{said}"
+    );
+    assert!(said.contains("mode 0644"), "{said}");
+    std::fs::set_permissions(&key, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    // Made its owner's alone, the key is used: the server starts and serves.
+    let again = http_server(&demo, &mode).await;
+    assert_eq!(
+        health(&again.url, &again.pin).await,
+        Ok(StatusCode::OK),
+        "{}",
+        again.stderr()
+    );
+}

@@ -167,3 +167,32 @@ async fn the_health_check_answers_for_a_running_server_and_fails_without_one() {
     assert_eq!(gone.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&gone.stderr).contains("nothing answered on port"));
 }
+
+/// Issue 27: `/health` answers only a served name at a served port, so the check names the
+/// server as its settings do: the first of `LEMONFIBER_NAMES`, at the port it listens on.
+#[tokio::test]
+async fn the_health_check_names_the_server_as_its_settings_do() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[("LEMONFIBER_NAMES", "mcp.home.arpa,localhost")]).await;
+    let listen = server.address().to_string();
+    let probe = |names: Option<&str>| {
+        let mut command = std::process::Command::new(BINARY);
+        command
+            .arg("health")
+            .env_clear()
+            .env("LEMONFIBER_LISTEN", &listen);
+        if let Some(names) = names {
+            command.env("LEMONFIBER_NAMES", names);
+        }
+        command.output().expect("it runs")
+    };
+    let named = probe(Some("mcp.home.arpa,localhost"));
+    assert!(
+        named.status.success(),
+        "{}",
+        String::from_utf8_lossy(&named.stderr)
+    );
+    let elsewhere = probe(Some("nas.home.arpa"));
+    assert_eq!(elsewhere.status.code(), Some(1), "a name it does not serve");
+    assert!(String::from_utf8_lossy(&elsewhere.stderr).contains("did not answer 200"));
+}

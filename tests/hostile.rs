@@ -408,6 +408,44 @@ async fn a_files_media_type_is_one_of_the_servers_and_its_text_is_redacted() {
     );
 }
 
+/// Issue 27: an attached file names the resource it is (its template filled in, as a read of it
+/// names it), and the SHA-256 and size it is said to have are those of the bytes handed over,
+/// which had the key withheld; a file the stack sent with nothing to withhold keeps its own.
+#[tokio::test]
+async fn an_attached_file_names_its_resource_and_the_digest_of_the_bytes_handed_over() {
+    use sha2::Digest as _;
+    let stack = HostileStack::start().await;
+    let server = against(&stack, KEY).await;
+    for name in ["key-type", "binary", "hostile-type"] {
+        let result = server
+            .call("read_bundle_by_name", json!({ "name": name }))
+            .await;
+        assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+        let framed = unframe(&text_of(&result));
+        let resource = result.content[1]
+            .as_resource()
+            .expect("the file is attached");
+        let ResourceContents::BlobResourceContents { uri, blob, .. } = &resource.resource else {
+            panic!("a blob")
+        };
+        assert_eq!(uri, &format!("lemonfiber://read/bundle/{name}"));
+        let bytes = base64::engine::general_purpose::STANDARD
+            .decode(blob)
+            .expect("base64");
+        let about = &framed.data["file"];
+        assert_eq!(
+            about["sha256"],
+            hex::encode(sha2::Sha256::digest(&bytes)),
+            "{name}"
+        );
+        assert_eq!(about["size_bytes"], bytes.len(), "{name}");
+        assert_eq!(
+            result.structured_content.as_ref().map(|data| &data["file"]),
+            Some(about)
+        );
+    }
+}
+
 #[tokio::test]
 async fn no_invisible_character_passes_and_no_line_can_be_faked() {
     let stack = HostileStack::start().await;

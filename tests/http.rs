@@ -388,3 +388,201 @@ async fn past_the_requests_a_key_may_have_under_way_a_request_is_answered_429() 
         "the limit frees once the answer is sent"
     );
 }
+
+/// Sends `request` over TLS as it is (it says `Connection: close`) and answers the whole reply:
+/// for requests no HTTP client would make.
+fn raw_answer(url: &str, pin: &str, request: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let authority = url
+        .trim_start_matches("https://")
+        .split('/')
+        .next()
+        .expect("an authority");
+    let tcp = std::net::TcpStream::connect(authority).expect("connect");
+    tcp.set_read_timeout(Some(std::time::Duration::from_secs(10)))
+        .expect("a timeout");
+    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("a name");
+    let tls = std::sync::Arc::new(https::pinned_tls(pin));
+    let connection = rustls::ClientConnection::new(tls, name).expect("TLS");
+    let mut stream = rustls::StreamOwned::new(connection, tcp);
+    stream.write_all(request.as_bytes()).expect("sent");
+    let mut answer = Vec::new();
+    let mut piece = [0u8; 4096];
+    // Until the server closes, however it closes.
+    while let Ok(read) = stream.read(&mut piece) {
+        if read == 0 {
+            break;
+        }
+        answer.extend_from_slice(&piece[..read]);
+    }
+    String::from_utf8_lossy(&answer).into_owned()
+}
+
+/// The status of a raw reply.
+fn status_of(answer: &str) -> u16 {
+    answer
+        .split(' ')
+        .nth(1)
+        .and_then(|status| status.parse().ok())
+        .unwrap_or_else(|| panic!("a status line: {answer}"))
+}
+
+/// The JSON body of a raw reply.
+fn body_of(answer: &str) -> Value {
+    let body = answer.split_once("\r\n\r\n").map_or("", |(_, body)| body);
+    serde_json::from_str(body).unwrap_or_else(|_| panic!("a JSON body: {answer}"))
+}
+
+/// The server's `host:port`, as its URL names it.
+fn authority_of(server: &http_server::HttpServer) -> String {
+    server
+        .url
+        .trim_start_matches("https://")
+        .split('/')
+        .next()
+        .expect("an authority")
+        .to_owned()
+}
+
+/// Issue 27: `/health` (and `/root.pem`) take the same Host and absolute-form checks as every
+/// request: a foreign Host, a served name at another port, or a target naming another host is
+/// refused before anything is said.
+#[tokio::test]
+async fn health_answers_only_a_served_host_at_a_served_port() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let authority = authority_of(&server);
+    let get = |target: &str, host: &str| {
+        format!("GET {target} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")
+    };
+    for (request, expected) in [
+        (get("/health", &authority), 200),
+        (get("/health", "evil.example"), 403),
+        (get("/health", "127.0.0.1:9"), 403),
+        (get("/health", "127.0.0.1"), 403),
+        (get("https://evil.example/health", &authority), 400),
+        (get(&format!("https://{authority}/health"), &authority), 200),
+        (
+            "GET /health HTTP/1.1\r\nConnection: close\r\n\r\n".to_owned(),
+            400,
+        ),
+    ] {
+        let (url, pin) = (server.url.clone(), server.pin.clone());
+        let answer = tokio::task::spawn_blocking(move || raw_answer(&url, &pin, &request))
+            .await
+            .expect("sent");
+        assert_eq!(status_of(&answer), expected, "{answer}");
+        if expected != 200 {
+            assert!(
+                body_of(&answer)["error_description"].is_string(),
+                "{answer}"
+            );
+        }
+    }
+}
+
+/// Issue 27: a served name at a port the server is not reached at is refused like a foreign
+/// Host, so the port a client makes up never becomes the issuer or a URL the server hands out;
+/// `LEMONFIBER_PUBLIC_PORT` names one more it is reached at (behind a port forward).
+#[tokio::test]
+async fn a_host_at_a_port_the_server_is_not_reached_at_never_becomes_the_issuer() {
+    let demo = DemoStack::start().await;
+    let metadata = "/.well-known/oauth-authorization-server";
+    let get = |host: &str| {
+        format!("GET {metadata} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n")
+    };
+    let ask = |server: &http_server::HttpServer, host: &str| {
+        let (url, pin, request) = (server.url.clone(), server.pin.clone(), get(host));
+        tokio::task::spawn_blocking(move || raw_answer(&url, &pin, &request))
+    };
+
+    let server = http_server(&demo, &[]).await;
+    let authority = authority_of(&server);
+    let served = ask(&server, &authority).await.expect("sent");
+    assert_eq!(status_of(&served), 200, "{served}");
+    assert_eq!(body_of(&served)["issuer"], format!("https://{authority}"));
+    for made_up in ["127.0.0.1:9", "localhost:9", "127.0.0.1"] {
+        let refused = ask(&server, made_up).await.expect("sent");
+        assert_eq!(status_of(&refused), 403, "{made_up}: {refused}");
+        assert!(!refused.contains(made_up), "{refused}");
+    }
+    let mcp = server
+        .client
+        .post(&server.url)
+        .header("host", "127.0.0.1:9")
+        .header("accept", ACCEPT)
+        .header("content-type", "application/json")
+        .body(initialize().to_string())
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(mcp.status(), StatusCode::FORBIDDEN);
+    let challenge = mcp.headers().get("www-authenticate");
+    assert!(challenge.is_none(), "no challenge names the made-up port");
+    drop(server);
+
+    // Listening on a port of its own, reached at 443 through a forward: its URL is the public
+    // one, and a Host may name either port.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .expect("a free port")
+        .port();
+    let listen = format!("127.0.0.1:{port}");
+    let public = http_server(
+        &demo,
+        &[
+            ("LEMONFIBER_LISTEN", &listen),
+            ("LEMONFIBER_PUBLIC_PORT", "443"),
+        ],
+    )
+    .await;
+    assert_eq!(public.url, "https://127.0.0.1/mcp");
+    let ask = |host: &str| {
+        let (url, pin) = (format!("https://{listen}/mcp"), public.pin.clone());
+        let request = get(host);
+        tokio::task::spawn_blocking(move || raw_answer(&url, &pin, &request))
+    };
+    let at_443 = ask("127.0.0.1").await.expect("sent");
+    assert_eq!(status_of(&at_443), 200, "{at_443}");
+    assert_eq!(body_of(&at_443)["issuer"], "https://127.0.0.1");
+    let listened = ask(&listen).await.expect("sent");
+    assert_eq!(body_of(&listened)["issuer"], format!("https://{listen}"));
+    let made_up = ask("127.0.0.1:9").await.expect("sent");
+    assert_eq!(status_of(&made_up), 403, "{made_up}");
+}
+
+/// Issue 27: a chunked body whose chunk size is not a number is a bad request (`400`, saying
+/// so), not one too large.
+#[tokio::test]
+async fn a_chunk_size_that_is_not_one_is_a_bad_request_not_a_body_too_large() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let key = demo.key(&demo.read_key_file);
+    let authority = authority_of(&server);
+    let head = format!(
+        "POST /mcp HTTP/1.1\r\nHost: {authority}\r\nAuthorization: Bearer {key}\r\nAccept: {ACCEPT}\r\n\
+         Content-Type: application/json\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+    );
+    for body in ["zz\r\n{}\r\n0\r\n\r\n", "2\r\n{}\r\n-1\r\n\r\n"] {
+        let request = format!("{head}{body}");
+        let (url, pin) = (server.url.clone(), server.pin.clone());
+        let answer = tokio::task::spawn_blocking(move || raw_answer(&url, &pin, &request))
+            .await
+            .expect("sent");
+        assert_eq!(status_of(&answer), 400, "{answer}");
+        let said = body_of(&answer)["error_description"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
+        assert!(said.contains("chunk"), "{said}");
+        assert!(!answer.contains(&key), "the key is never said back");
+    }
+    // A well-framed chunked body is taken.
+    let body = initialize().to_string();
+    let request = format!("{head}{:x}\r\n{body}\r\n0\r\n\r\n", body.len());
+    let (url, pin) = (server.url.clone(), server.pin.clone());
+    let answer = tokio::task::spawn_blocking(move || raw_answer(&url, &pin, &request))
+        .await
+        .expect("sent");
+    assert_eq!(status_of(&answer), 200, "{answer}");
+}

@@ -112,6 +112,7 @@ impl Answer {
             checked_as,
             consent,
         } = self;
+        let (file, data) = handed_file(file, data, handover.withheld);
         let mut data = data.map(|data| Data::handed(data, handover.withheld));
         // Checked as it will be handed over, but whole: what the door already cut is held to
         // types alone.
@@ -158,10 +159,6 @@ impl Answer {
             None => sentence.clone(),
         };
         let data = data.map(Data::into_value);
-        let file = file.and_then(|file| {
-            let bytes = redact::redact_bytes(file.bytes?, handover.withheld);
-            Some((file.media_type, bytes))
-        });
         Framed {
             text,
             sentence,
@@ -171,6 +168,37 @@ impl Answer {
             consent,
         }
     }
+}
+
+/// A file as it is handed over: its bytes withheld of secrets, and the data describing it
+/// giving their size and SHA-256, which are the bytes the client gets (the stack's own, when
+/// nothing was withheld). A file too large to attach keeps the stack's.
+fn handed_file(
+    file: Option<File>,
+    mut data: Option<Value>,
+    withheld: &Secrets,
+) -> (Option<(&'static str, Vec<u8>)>, Option<Value>) {
+    let Some(File {
+        media_type,
+        sha256,
+        bytes: Some(bytes),
+        ..
+    }) = file
+    else {
+        return (None, data);
+    };
+    let bytes = redact::redact_bytes(bytes, withheld);
+    let handed: [u8; 32] = Sha256::digest(&bytes).into();
+    if handed != sha256
+        && let Some(about) = data
+            .as_mut()
+            .and_then(|data| data.get_mut("file"))
+            .and_then(Value::as_object_mut)
+    {
+        about.insert("sha256".to_owned(), Value::from(hex::encode(handed)));
+        about.insert("size_bytes".to_owned(), Value::from(bytes.len()));
+    }
+    (Some((media_type, bytes)), data)
 }
 
 impl Framed {
@@ -602,6 +630,10 @@ mod tests {
         let (media_type, bytes) = framed.file.expect("attached");
         assert_eq!(media_type, "text/plain");
         assert_eq!(bytes, b"token=[withheld]\n".to_vec());
+        // Issue 27: what the data says of the file is what is handed over, not what the stack sent.
+        let about = &framed.data.expect("data")["file"];
+        assert_eq!(about["sha256"], hex::encode(Sha256::digest(&bytes)));
+        assert_eq!(about["size_bytes"], bytes.len());
     }
 
     fn any_json() -> impl Strategy<Value = Value> {

@@ -475,6 +475,32 @@ pub fn no_such_method() -> &'static str {
     "This server does not serve that method."
 }
 
+/// A line over stdio that is not JSON, answered as JSON-RPC answers a parse error.
+pub fn line_not_json() -> &'static str {
+    "Parse error: the line is not JSON. Send one JSON-RPC message a line."
+}
+
+/// A line over stdio that is JSON but no JSON-RPC message this server reads.
+pub fn line_not_a_message() -> &'static str {
+    "Invalid Request: the line is not a JSON-RPC 2.0 message."
+}
+
+/// A line over stdio longer than the server reads; `most` in bytes.
+pub fn line_too_long(most: usize) -> String {
+    format!(
+        "Invalid Request: the line is longer than {} MiB, so it was discarded unread. Send less in one message.",
+        most / (1024 * 1024)
+    )
+}
+
+/// A call over stdio past the number the server has under way at once.
+pub fn too_many_calls(most: usize) -> String {
+    format!(
+        "This server already has {most} calls under way, the most it takes at once; nothing was done. Wait for \
+         one to finish, then call again."
+    )
+}
+
 pub fn no_such_tool() -> &'static str {
     "There is no tool by that name on this server; list the tools to see what this key is offered."
 }

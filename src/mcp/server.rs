@@ -1046,14 +1046,14 @@ impl ServerHandler for LemonfiberServer {
         let Some(tool) = catalogue::find(&request.name) else {
             return Err(McpError::invalid_params(sentences::no_such_tool(), None));
         };
-        let uri = tool.resource.unwrap_or_default();
+        let uri = tool.resource_of(request.arguments.as_ref());
         let caller = Caller::calling(&context, &mut request);
         let called = self.call(tool, request.arguments, "tool", &caller).await;
         if let Some(mut question) = called.pending {
             name_the_server(&mut question.meta, &context);
             return Ok(question.into());
         }
-        let mut result = called.framed.into_tool_result(uri);
+        let mut result = called.framed.into_tool_result(&uri);
         name_the_server(&mut result.meta, &context);
         Ok(result.into())
     }

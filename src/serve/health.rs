@@ -18,7 +18,7 @@ use rustls::crypto::WebPkiSupportedAlgorithms;
 use rustls::pki_types::{CertificateDer, ServerName, UnixTime};
 use rustls::{DigitallySignedStruct, SignatureScheme};
 
-use crate::config::LISTEN;
+use crate::config::{self, ConfigError, LISTEN};
 
 const PROBE_TIME: Duration = Duration::from_secs(3);
 
@@ -27,6 +27,8 @@ const PROBE_TIME: Duration = Duration::from_secs(3);
 pub enum Unhealthy {
     #[error("{LISTEN} is not set to the address the HTTP mode serves on")]
     NoListen,
+    #[error(transparent)]
+    Names(#[from] ConfigError),
     #[error("nothing answered on port {0}: {1}")]
     NoAnswer(u16, #[source] std::io::Error),
     #[error("the TLS handshake on port {0} failed: {1}")]
@@ -46,6 +48,22 @@ pub fn run() -> Result<(), Unhealthy> {
         ip => ip,
     };
     let port = listen.port();
+    // The server answers only a Host that names it, at a port it is reached at: the first of
+    // its names, at the port it listens on.
+    let set = |name: &str| {
+        std::env::var(name)
+            .ok()
+            .filter(|value| !value.trim().is_empty())
+    };
+    let named = config::served_names(&set)?
+        .into_iter()
+        .next()
+        .unwrap_or_else(|| "localhost".to_owned());
+    let named = if named.contains(':') {
+        format!("[{named}]")
+    } else {
+        named
+    };
     let target = SocketAddr::new(host, port);
     let tcp = TcpStream::connect_timeout(&target, PROBE_TIME)
         .map_err(|error| Unhealthy::NoAnswer(port, error))?;
@@ -66,8 +84,10 @@ pub fn run() -> Result<(), Unhealthy> {
     let connection = rustls::ClientConnection::new(Arc::new(tls), name)
         .map_err(|error| Unhealthy::Tls(port, error.to_string()))?;
     let mut stream = rustls::StreamOwned::new(connection, tcp);
+    let request =
+        format!("GET /health HTTP/1.1\r\nHost: {named}:{port}\r\nConnection: close\r\n\r\n");
     stream
-        .write_all(b"GET /health HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n")
+        .write_all(request.as_bytes())
         .map_err(|error| Unhealthy::Tls(port, error.to_string()))?;
     let mut head = [0u8; 16];
     let read = stream.read(&mut head).unwrap_or(0);

@@ -2,6 +2,7 @@
 //! browser (F13-R8). Every request brings its own integration key as a bearer; the server holds
 //! none. Nothing is served until an address is asked for.
 
+mod body;
 mod guard;
 mod jsonrpc;
 mod keys;
@@ -19,7 +20,7 @@ use std::time::Duration;
 use axum::Router;
 use axum::body::Body;
 use axum::extract::{ConnectInfo, Request, State};
-use axum::http::{HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
 use axum_server::accept::NoDelayAcceptor;
@@ -115,7 +116,9 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     // Whatever fails from here on stops the certificate's keeper too.
     let stop_if_not_started = ends.clone().drop_guard();
     let limits = settings.limits;
-    let checks = Checks::new(&settings.names, settings.origins, address.port());
+    let mut ports = vec![address.port()];
+    ports.extend(settings.public_port.filter(|&port| port != address.port()));
+    let checks = Checks::new(&settings.names, settings.origins, &ports);
     let mcp_config = checks.mcp_service_config();
     let app = Arc::new(App {
         checks,
@@ -138,7 +141,14 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
         .route("/mcp", any(mcp))
         .merge(oauth::routes());
     if let Some(root) = certificate.root_pem.clone() {
-        router = router.route("/root.pem", get(move || root_pem(root)));
+        router = router.route(
+            "/root.pem",
+            get(
+                move |State(app): State<Arc<App>>, uri: Uri, headers: HeaderMap| {
+                    root_pem(app, uri, headers, root.clone())
+                },
+            ),
+        );
     }
     let router = router
         .fallback(|| async {
@@ -210,10 +220,15 @@ pub async fn start(
     settings.stack.pin.withhold_from_output();
     audit::write_to(settings.conduct.audit.as_deref()).map_err(Fatal::AuditFile)?;
     let names = settings.names.clone();
+    let public_port = settings.public_port;
     let tls_mode = settings.tls.name();
     let serving = serve(settings).await?;
+    let reached_at = SocketAddr::new(
+        serving.address.ip(),
+        public_port.unwrap_or(serving.address.port()),
+    );
     Ok(Started {
-        url: mcp_url(&names, serving.address),
+        url: mcp_url(&names, reached_at),
         tls_mode,
         serving,
     })
@@ -264,7 +279,7 @@ pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fat
 }
 
 /// The URL a client uses: the address listened on when it is one of the served names, else the
-/// first served name, at the bound port.
+/// first served name, at the port it is reached at (named only when it is not HTTPS's own).
 pub fn mcp_url(names: &[String], address: SocketAddr) -> String {
     let ip = address.ip().to_string();
     let host = if names.contains(&ip) {
@@ -277,7 +292,10 @@ pub fn mcp_url(names: &[String], address: SocketAddr) -> String {
     } else {
         host
     };
-    format!("https://{host}:{}/mcp", address.port())
+    match address.port() {
+        443 => format!("https://{host}/mcp"),
+        port => format!("https://{host}:{port}/mcp"),
+    }
 }
 
 /// `lemonfiber-mcp certificate rotate`: a new certificate in place of the one kept in the state
@@ -302,8 +320,12 @@ pub fn rotate() -> Result<(), Fatal> {
     Ok(())
 }
 
-/// The private root, for a household device to install; it is public, so no key is asked for.
-async fn root_pem(root: Arc<str>) -> Response {
+/// The private root, for a household device to install; it is public, so no key is asked for,
+/// but it is served only under a served name, as every request is.
+async fn root_pem(app: Arc<App>, uri: Uri, headers: HeaderMap, root: Arc<str>) -> Response {
+    if let Err(refused) = app.checks.served_host(&uri, &headers) {
+        return refused.into_response();
+    }
     (
         [(header::CONTENT_TYPE, "application/x-pem-file")],
         root.to_string(),
@@ -311,8 +333,12 @@ async fn root_pem(root: Arc<str>) -> Response {
         .into_response()
 }
 
-/// Says the server is up; nothing about any key.
-async fn health() -> Response {
+/// Says the server is up; nothing about any key. Served only under a served name, as every
+/// request is: a page that answers any `Host` lets another site's name reach it (DNS rebinding).
+async fn health(State(app): State<Arc<App>>, uri: Uri, headers: HeaderMap) -> Response {
+    if let Err(refused) = app.checks.served_host(&uri, &headers) {
+        return refused.into_response();
+    }
     let body = json!({ "status": "ok", "server": env!("CARGO_PKG_NAME"), "version": env!("CARGO_PKG_VERSION") });
     (
         [(header::CONTENT_TYPE, "application/json")],
@@ -494,16 +520,20 @@ async fn answer_unsupported_version(request: Request, requested: &str) -> Respon
 /// A request's whole body, within the cap and in time. A body refused is not read to its end,
 /// so the connection closes after the refusal, which says so.
 async fn read_body(body: Body) -> Result<bytes::Bytes, Response> {
-    let read = tokio::time::timeout(
-        BODY_TIMEOUT,
-        axum::body::to_bytes(body, guard::BODY_LIMIT as usize),
-    );
+    let most = usize::try_from(guard::BODY_LIMIT).unwrap_or(usize::MAX);
+    let read = tokio::time::timeout(BODY_TIMEOUT, body::within(body, most));
     let mut refused = match read.await {
         Ok(Ok(bytes)) => return Ok(bytes),
-        Ok(Err(_)) => refusal(
+        Ok(Err(body::NotRead::TooLarge)) => refusal(
             StatusCode::PAYLOAD_TOO_LARGE,
             "payload_too_large",
             "The request body is larger than 4 MiB.",
+        ),
+        Ok(Err(body::NotRead::Malformed)) => refusal(
+            StatusCode::BAD_REQUEST,
+            "invalid_request",
+            "The request body could not be read: it is not framed as HTTP/1.1 frames a body (a chunk's size \
+             is not a hexadecimal number, or the body ended before its end).",
         ),
         Err(_) => refusal(
             StatusCode::REQUEST_TIMEOUT,

@@ -1,5 +1,8 @@
 //! `lemonfiber-mcp stdio`: one assistant, one key, over the process's stdin and stdout.
 
+mod capped;
+mod lines;
+
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
@@ -12,6 +15,13 @@ use crate::mcp::audit;
 use crate::mcp::server::{Common, LemonfiberServer};
 use crate::serve::Fatal;
 use crate::stack::Stack;
+use capped::Capped;
+use lines::Lines;
+
+/// The most calls taken up at once; past it a call is refused until one finishes. An assistant
+/// waits for most of its calls before the next, so this is room for many in parallel, and still
+/// few enough connections to the stack.
+pub const CALLS_AT_ONCE: usize = 64;
 
 pub async fn run() -> Result<(), Fatal> {
     let settings = config::stdio_settings(|name| std::env::var(name).ok())?;
@@ -23,8 +33,10 @@ pub async fn run() -> Result<(), Fatal> {
     let stack = Stack::new(&settings.address, settings.key, settings.conduct.answers)?;
     let common = Arc::new(Common::new(settings.conduct, seal));
     tracing::info!(stack = %settings.address.base_url, "serving MCP over stdio");
-    let running = LemonfiberServer::new(Arc::new(stack), standing, common, Via::Stdio)
-        .serve(rmcp::transport::stdio())
+    let server = LemonfiberServer::new(Arc::new(stack), standing, common, Via::Stdio);
+    let (stdin, stdout) = rmcp::transport::stdio();
+    let running = Capped::new(server, CALLS_AT_ONCE)
+        .serve(Lines::new(stdin, stdout))
         .await
         .map_err(|error| Fatal::SessionNotStarted(Box::new(error)))?;
     let reason = running.waiting().await.map_err(Fatal::SessionFailed)?;

@@ -113,6 +113,11 @@ pub enum CertError {
     NotWritten(PathBuf, #[source] std::io::Error),
     #[error("cannot read {file}: {1}", file = .0.display())]
     NotRead(PathBuf, #[source] std::io::Error),
+    #[error(
+        "{file} can be read by others (mode {mode:04o}); make it yours alone with: chmod 600 {file}",
+        file = .0.display(), mode = .1
+    )]
+    KeyOpenToOthers(PathBuf, u32),
 }
 
 /// Starts serving a certificate in `mode` for `names`, kept current until `ends`.

@@ -99,6 +99,8 @@ struct Hostile {
     refused: Mutex<Vec<String>>,
     /// Its own certificate's pin, which it echoes.
     pin: String,
+    /// Whether the reads held at [`HELD_UNTIL_RELEASED`] may be answered yet.
+    released: tokio::sync::watch::Sender<bool>,
 }
 
 /// A title's name written as an instruction, which no completion may offer.
@@ -114,6 +116,9 @@ pub const BREAKING_CLAIM: &str = "break-0123456789abcdef";
 pub const SILENT_CLAIM: &str = "silent-0123456789abcdef";
 /// How long the silent claim goes unanswered: past the server's 30 seconds.
 const SILENCE: std::time::Duration = std::time::Duration::from_secs(40);
+
+/// A read the stack does not answer until the test releases it: calls that stay under way.
+pub const HELD_UNTIL_RELEASED: &str = "/api/held/until-released";
 
 impl HostileStack {
     pub async fn start() -> HostileStack {
@@ -166,6 +171,11 @@ impl HostileStack {
     /// A key link to this stack for `claim`.
     pub fn link(&self, claim: &str) -> String {
         format!("{}/link#claim={claim}&pin={}", self.address, self.pin)
+    }
+
+    /// Answers every read held at [`HELD_UNTIL_RELEASED`], and those that come after.
+    pub fn release(&self) {
+        self.state.released.send_replace(true);
     }
 
     /// From now on the stack refuses `key` as not admitted.
@@ -337,6 +347,11 @@ async fn answer(State(stack): State<Arc<Hostile>>, request: Request) -> Response
                 {"id": "LFK_0123456789ABCDEF", "title": "key-shaped"},
             ]}),
         ),
+        HELD_UNTIL_RELEASED => {
+            let mut released = stack.released.subscribe();
+            let _ = released.wait_for(|released| *released).await;
+            envelope("other", json!({"path": path}))
+        }
         "/api/status" => streamed_json("status", HUGE_ANSWER),
         "/api/storage" => streamed_json("doctor", MAXIMAL_ANSWER),
         "/api/services" => streamed_json("status", LARGE_ANSWER),

@@ -117,6 +117,22 @@ fn is_host_and_port(given: &str) -> bool {
         && (rest.is_empty() || (port.len() <= 5 && port.bytes().all(|byte| byte.is_ascii_digit())))
 }
 
+/// The port a `Host` (or a target's authority) names, once it is a host and at most a port:
+/// HTTPS's own when it names none or an empty one.
+fn port_of(given: &str) -> Option<u16> {
+    let port = match given.strip_prefix('[') {
+        Some(bracketed) => bracketed
+            .split_once(']')
+            .map_or("", |(_, rest)| rest.strip_prefix(':').unwrap_or(rest)),
+        None => given.split_once(':').map_or("", |(_, port)| port),
+    };
+    if port.is_empty() {
+        Some(443)
+    } else {
+        port.parse().ok()
+    }
+}
+
 /// A `Host` as a URL names it: without HTTPS's own port, or an empty one.
 fn without_default_port(given: &str) -> &str {
     let given = given.strip_suffix(":443").unwrap_or(given);
@@ -147,40 +163,58 @@ mod host_tests {
         ] {
             assert!(!is_host_and_port(refused), "{refused}");
         }
+        assert_eq!(port_of("mcp.example"), Some(443));
+        assert_eq!(port_of("name:"), Some(443));
+        assert_eq!(port_of("mcp.example:8443"), Some(8443));
+        assert_eq!(port_of("[::1]:9"), Some(9));
+        assert_eq!(port_of("[::1]"), Some(443));
+        assert_eq!(port_of("mcp.example:99999"), None);
         assert_eq!(without_default_port("mcp.example:443"), "mcp.example");
         assert_eq!(without_default_port("name:"), "name");
         assert_eq!(without_default_port("[::1]:8443"), "[::1]:8443");
     }
 }
 
+/// A served name as a URL's host names it: an IPv6 address in brackets.
+fn as_url_host(name: &str) -> String {
+    if name.contains(':') {
+        format!("[{name}]")
+    } else {
+        name.to_owned()
+    }
+}
+
 /// The checks that need no key: `Host`, `Origin`, the protocol version and the body's size.
 pub struct Checks {
     names: Vec<String>,
+    /// The ports a `Host` may name: the one listened on, and the one clients reach it at when a
+    /// port forward or proxy puts it elsewhere. Any other is one a client made up, which would
+    /// end up in the URLs this server hands out (its issuer).
+    ports: Vec<u16>,
     origins: Vec<String>,
 }
 
 impl Checks {
-    /// `origins`: the allowed browser origins; by default, the served names at the served port.
-    pub fn new(names: &[String], origins: Option<Vec<String>>, port: u16) -> Checks {
+    /// `origins`: the allowed browser origins; by default, the served names at the served ports.
+    pub fn new(names: &[String], origins: Option<Vec<String>>, ports: &[u16]) -> Checks {
         let origins = origins.unwrap_or_else(|| {
             names
                 .iter()
-                .map(|name| {
-                    let host = if name.contains(':') {
-                        format!("[{name}]")
-                    } else {
-                        name.clone()
-                    };
-                    if port == 443 {
-                        format!("https://{host}")
-                    } else {
-                        format!("https://{host}:{port}")
-                    }
+                .flat_map(|name| {
+                    let host = as_url_host(name);
+                    ports.iter().map(move |&port| {
+                        if port == 443 {
+                            format!("https://{host}")
+                        } else {
+                            format!("https://{host}:{port}")
+                        }
+                    })
                 })
                 .collect()
         });
         Checks {
             names: names.iter().map(|name| name.to_ascii_lowercase()).collect(),
+            ports: ports.to_vec(),
             origins: origins
                 .iter()
                 .map(|origin| origin.trim_end_matches('/').to_ascii_lowercase())
@@ -189,11 +223,19 @@ impl Checks {
     }
 
     /// The MCP library's own settings for the same checks, accepting what these accept: the
-    /// served names as hosts, the allowed origins (none allowed when none are listed, as here),
-    /// and the same body cap.
+    /// served names at the served ports as hosts (a name alone, which it takes at any port, only
+    /// where HTTPS's own port is served, since a `Host` without a port means that one), the
+    /// allowed origins (none allowed when none are listed, as here), and the same body cap.
     pub fn mcp_service_config(&self) -> StreamableHttpServerConfig {
+        let hosts = self.names.iter().flat_map(|name| {
+            let host = as_url_host(name);
+            self.ports.iter().flat_map(move |&port| {
+                let alone = (port == 443).then(|| host.clone());
+                std::iter::once(format!("{host}:{port}")).chain(alone)
+            })
+        });
         StreamableHttpServerConfig::default()
-            .with_allowed_hosts(self.names.iter().cloned())
+            .with_allowed_hosts(hosts)
             .with_allowed_origins(self.origins.iter().map(|origin| with_its_port(origin)))
             .enforce_origin_validation()
             .with_max_request_body_bytes(usize::try_from(BODY_LIMIT).unwrap_or(usize::MAX))
@@ -218,19 +260,31 @@ impl Checks {
             .and_then(|value| value.to_str().ok())
             .map(|value| value.trim().to_ascii_lowercase());
         let host = given.as_deref().map(host_of);
-        // A target in absolute form names a host of its own, which must be the one in Host.
-        if let Some(authority) = uri.authority()
-            && host.as_deref() != Some(host_of(authority.as_str()).as_str())
-        {
-            return Err(Refused::new(
-                StatusCode::BAD_REQUEST,
-                "invalid_request",
-                "The request's target names another host than its Host header.",
-            ));
+        // A target in absolute form names a host (and port) of its own, which must be the one
+        // in Host.
+        if let Some(authority) = uri.authority() {
+            let authority = authority.as_str().to_ascii_lowercase();
+            let named = |text: &str| (host_of(text), port_of(text));
+            if given.as_deref().map(named) != Some(named(&authority)) {
+                return Err(Refused::new(
+                    StatusCode::BAD_REQUEST,
+                    "invalid_request",
+                    "The request's target names another host than its Host header.",
+                ));
+            }
         }
         match (given, host) {
             (Some(given), Some(host)) if self.names.contains(&host) && is_host_and_port(&given) => {
-                Ok(without_default_port(&given).to_owned())
+                match port_of(&given) {
+                    Some(port) if self.ports.contains(&port) => {
+                        Ok(without_default_port(&given).to_owned())
+                    }
+                    _ => Err(Refused::new(
+                        StatusCode::FORBIDDEN,
+                        "forbidden",
+                        "This server is not served at the port that Host names.",
+                    )),
+                }
             }
             (Some(_), Some(_)) => Err(Refused::new(
                 StatusCode::FORBIDDEN,
@@ -353,7 +407,7 @@ mod tests {
         let checks = Checks::new(
             &["localhost".into(), "127.0.0.1".into(), "::1".into()],
             None,
-            8443,
+            &[8443],
         );
         assert_eq!(
             status(checks.check(&origin_form(), &headers(&[("host", "127.0.0.1:8443")]))),
@@ -364,7 +418,7 @@ mod tests {
             None
         );
         assert_eq!(
-            status(checks.check(&origin_form(), &headers(&[("host", "LOCALHOST")]))),
+            status(checks.check(&origin_form(), &headers(&[("host", "LOCALHOST:8443")]))),
             None
         );
         assert_eq!(
@@ -378,7 +432,7 @@ mod tests {
         let from = |origin| {
             checks.check(
                 &origin_form(),
-                &headers(&[("host", "localhost"), ("origin", origin)]),
+                &headers(&[("host", "localhost:8443"), ("origin", origin)]),
             )
         };
         assert_eq!(status(from("https://localhost:8443")), None);
@@ -391,7 +445,7 @@ mod tests {
 
     #[test]
     fn two_hosts_or_a_target_naming_another_host_are_refused() {
-        let checks = Checks::new(&["localhost".into(), "127.0.0.1".into()], None, 8443);
+        let checks = Checks::new(&["localhost".into(), "127.0.0.1".into()], None, &[8443]);
         let mut two = headers(&[("host", "localhost:8443")]);
         two.append(header::HOST, HeaderValue::from_static("evil.example"));
         assert_eq!(
@@ -406,11 +460,41 @@ mod tests {
         );
         let same = Uri::from_static("https://localhost:8443/mcp");
         assert_eq!(status(checks.check(&same, &one)), None);
+        let another_port = Uri::from_static("https://localhost:9/mcp");
+        assert_eq!(
+            status(checks.check(&another_port, &one)),
+            Some(StatusCode::BAD_REQUEST)
+        );
+    }
+
+    /// Issue 27: the port a client puts in `Host` is never the one the URLs this server hands
+    /// out are made with, unless it is one the server is reached at.
+    #[test]
+    fn a_host_at_a_port_the_server_is_not_reached_at_is_refused() {
+        let checks = Checks::new(&["localhost".into(), "::1".into()], None, &[8443]);
+        for host in [
+            "localhost:9",
+            "localhost",
+            "localhost:443",
+            "[::1]:9",
+            "[::1]",
+        ] {
+            let refused = checks
+                .served_host(&origin_form(), &headers(&[("host", host)]))
+                .err()
+                .map(|refused| refused.status);
+            assert_eq!(refused, Some(StatusCode::FORBIDDEN), "{host}");
+        }
+        let served = checks.served_host(&origin_form(), &headers(&[("host", "[::1]:8443")]));
+        assert_eq!(served.ok().as_deref(), Some("[::1]:8443"));
+        let public = Checks::new(&["localhost".into()], None, &[8443, 443]);
+        let served = public.served_host(&origin_form(), &headers(&[("host", "localhost:443")]));
+        assert_eq!(served.ok().as_deref(), Some("localhost"));
     }
 
     #[test]
     fn protocol_version_and_body_size_are_checked() {
-        let checks = Checks::new(&["localhost".into()], None, 443);
+        let checks = Checks::new(&["localhost".into()], None, &[443]);
         let with = |name, value| {
             checks.check(
                 &origin_form(),
@@ -462,15 +546,18 @@ mod tests {
         let checks = Checks::new(
             &["localhost".into(), "127.0.0.1".into(), "::1".into()],
             None,
-            8443,
+            &[8443],
         );
         // A method the library does not serve is answered only once its checks have passed.
         let passed = StatusCode::METHOD_NOT_ALLOWED;
         for pairs in [
             vec![("host", "localhost:8443")],
-            vec![("host", "LOCALHOST")],
+            vec![("host", "LOCALHOST:8443")],
             vec![("host", "[::1]:8443"), ("origin", "https://[::1]:8443")],
-            vec![("host", "127.0.0.1"), ("origin", "https://127.0.0.1:8443/")],
+            vec![
+                ("host", "127.0.0.1:8443"),
+                ("origin", "https://127.0.0.1:8443/"),
+            ],
         ] {
             assert_eq!(status(checks.check(&origin_form(), &headers(&pairs))), None);
             assert_eq!(
@@ -481,9 +568,20 @@ mod tests {
         }
         for pairs in [
             vec![("host", "evil.example")],
-            vec![("host", "localhost"), ("origin", "https://evil.example")],
-            vec![("host", "localhost"), ("origin", "https://localhost:9999")],
-            vec![("host", "localhost"), ("origin", "null")],
+            // A served name at a port this server is not reached at, or HTTPS's own it is not
+            // served at either.
+            vec![("host", "localhost:9")],
+            vec![("host", "localhost")],
+            vec![("host", "[::1]:9")],
+            vec![
+                ("host", "localhost:8443"),
+                ("origin", "https://evil.example"),
+            ],
+            vec![
+                ("host", "localhost:8443"),
+                ("origin", "https://localhost:9999"),
+            ],
+            vec![("host", "localhost:8443"), ("origin", "null")],
         ] {
             assert_eq!(
                 status(checks.check(&origin_form(), &headers(&pairs))),
@@ -501,7 +599,7 @@ mod tests {
                 "https://Assistant.example/".into(),
                 "http://tool.example".into(),
             ]),
-            8443,
+            &[8443, 443],
         );
         assert_eq!(
             listed.mcp_service_config().allowed_origins,
@@ -519,8 +617,32 @@ mod tests {
                 "{origin}"
             );
         }
-        let none = Checks::new(&["localhost".into()], Some(Vec::new()), 8443);
-        let pairs = [("host", "localhost"), ("origin", "https://localhost:8443")];
+        // Served at a public port besides the one listened on, a Host may name either, and
+        // without a port it names HTTPS's own. Any other port is refused by these checks; the
+        // library takes a name without a port at any port, so where HTTPS's own is served it
+        // is these checks alone that refuse one.
+        for host in ["localhost", "localhost:443", "localhost:8443"] {
+            let pairs = [("host", host)];
+            assert_eq!(
+                status(listed.check(&origin_form(), &headers(&pairs))),
+                None,
+                "{host}"
+            );
+            assert_eq!(
+                mcp_answers(&listed, "PUT", &pairs, Vec::new()).await,
+                passed,
+                "{host}"
+            );
+        }
+        assert_eq!(
+            status(listed.check(&origin_form(), &headers(&[("host", "localhost:9")]))),
+            Some(StatusCode::FORBIDDEN)
+        );
+        let none = Checks::new(&["localhost".into()], Some(Vec::new()), &[8443]);
+        let pairs = [
+            ("host", "localhost:8443"),
+            ("origin", "https://localhost:8443"),
+        ];
         assert_eq!(
             status(none.check(&origin_form(), &headers(&pairs))),
             Some(StatusCode::FORBIDDEN)
@@ -534,7 +656,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_mcp_library_caps_a_body_where_these_checks_do() {
-        let checks = Checks::new(&["localhost".into()], None, 443);
+        let checks = Checks::new(&["localhost".into()], None, &[443]);
         let post = [
             ("host", "localhost"),
             ("accept", "application/json, text/event-stream"),

@@ -95,6 +95,13 @@ impl PrivateRoot {
 
     fn kept(state: &Path, pem: String) -> Result<PrivateRoot, CertError> {
         let key_file = state.join(ROOT_KEY_FILE);
+        // A root key others could read could certify the served names to every device that
+        // trusts the root: refused, as the sealing secret is, rather than used.
+        match crate::state::open_to_others(&key_file) {
+            Ok(Some(mode)) => return Err(CertError::KeyOpenToOthers(key_file, mode)),
+            Ok(None) => {}
+            Err(error) => return Err(CertError::NotRead(key_file, error)),
+        }
         let key =
             KeyPair::from_pem(&read_text(&key_file)?).map_err(|_| CertError::NotAKey(key_file))?;
         let permitted = read_text(&state.join(ROOT_NAMES_FILE))?
@@ -305,6 +312,38 @@ mod tests {
                 .permissions(),
         );
         assert_eq!(mode & 0o077, 0, "the root's key is its owner's alone");
+        let _ = std::fs::remove_dir_all(&state);
+    }
+
+    /// Issue 27: a root key others can read is refused, naming the file and how to mend it, as
+    /// the sealing secret is; made its owner's alone again, it is used.
+    #[test]
+    fn a_root_key_open_to_others_is_refused_naming_the_file_and_the_mend() {
+        use std::os::unix::fs::PermissionsExt as _;
+        let state = folder("open");
+        let names = vec!["mcp.home.arpa".to_owned()];
+        let made = PrivateRoot::kept_or_made(&state, &names).expect("made");
+        let key_file = state.join(ROOT_KEY_FILE);
+        let set_mode = |mode| {
+            std::fs::set_permissions(&key_file, std::fs::Permissions::from_mode(mode))
+                .expect("the mode is set")
+        };
+        set_mode(0o644);
+        let refused = PrivateRoot::kept_or_made(&state, &names)
+            .err()
+            .expect("refused");
+        let said = refused.to_string();
+        assert!(
+            matches!(refused, CertError::KeyOpenToOthers(ref file, 0o644) if *file == key_file),
+            "{said}"
+        );
+        assert!(
+            said.contains(&format!("chmod 600 {}", key_file.display())),
+            "{said}"
+        );
+        set_mode(0o600);
+        let kept = PrivateRoot::kept_or_made(&state, &names).expect("kept");
+        assert_eq!(made.fingerprint, kept.fingerprint);
         let _ = std::fs::remove_dir_all(&state);
     }
 }

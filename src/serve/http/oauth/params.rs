@@ -6,6 +6,8 @@ use std::time::Duration;
 
 use axum::body::Body;
 
+use crate::serve::http::body::{NotRead as Unread, within};
+
 /// The largest form or registration a sign-in endpoint reads.
 pub const BODY_MOST: usize = 16 * 1024;
 const BODY_TIME: Duration = Duration::from_secs(10);
@@ -14,6 +16,8 @@ const BODY_TIME: Duration = Duration::from_secs(10);
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum NotRead {
     TooLarge,
+    /// Not framed as HTTP frames a body (a chunk's size that is not one).
+    Malformed,
     TooSlow,
     Repeated(String),
 }
@@ -22,6 +26,10 @@ impl NotRead {
     pub fn description(&self) -> String {
         match self {
             NotRead::TooLarge => format!("The request is larger than {} KiB.", BODY_MOST / 1024),
+            NotRead::Malformed => {
+                "The request's body could not be read: it is not framed as HTTP/1.1 frames a body."
+                    .to_owned()
+            }
             NotRead::TooSlow => "The request took too long to arrive.".to_owned(),
             NotRead::Repeated(name) => format!("The parameter {name} is given more than once."),
         }
@@ -56,9 +64,10 @@ impl Params {
 
 /// A body of at most [`BODY_MOST`] bytes, in time.
 pub async fn body(body: Body) -> Result<bytes::Bytes, NotRead> {
-    match tokio::time::timeout(BODY_TIME, axum::body::to_bytes(body, BODY_MOST)).await {
+    match tokio::time::timeout(BODY_TIME, within(body, BODY_MOST)).await {
         Ok(Ok(bytes)) => Ok(bytes),
-        Ok(Err(_)) => Err(NotRead::TooLarge),
+        Ok(Err(Unread::TooLarge)) => Err(NotRead::TooLarge),
+        Ok(Err(Unread::Malformed)) => Err(NotRead::Malformed),
         Err(_) => Err(NotRead::TooSlow),
     }
 }

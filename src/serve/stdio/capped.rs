@@ -1,0 +1,86 @@
+//! How many calls the stdio server has under way at once. Each call may hold a connection to the
+//! stack open until it is answered, and a client that sends thousands at once would have the
+//! server open thousands; past the cap a call is answered at once with an error saying so,
+//! rather than queued where the client cannot tell it is waiting.
+//!
+//! A call counts from when the server takes it up until its work is done, which a cancellation
+//! does not cut short: work that goes on after its client stopped waiting still holds a stack
+//! connection.
+
+use std::borrow::Cow;
+
+use rmcp::model::{ClientRequest, ErrorCode, ProtocolVersion, ServerResult};
+use rmcp::service::{NotificationContext, RequestContext, Service, ServiceRole};
+use rmcp::{ErrorData as McpError, RoleServer};
+use tokio::sync::Semaphore;
+
+use crate::answer::sentences;
+
+/// The JSON-RPC code of a call refused past the cap: one of those JSON-RPC leaves to the server.
+const TOO_MANY_CALLS: ErrorCode = ErrorCode(-32000);
+
+/// A server that takes at most `most` calls at once.
+pub struct Capped<S> {
+    inner: S,
+    under_way: Semaphore,
+    most: usize,
+}
+
+impl<S> Capped<S> {
+    pub fn new(inner: S, most: usize) -> Capped<S> {
+        Capped {
+            inner,
+            under_way: Semaphore::new(most),
+            most,
+        }
+    }
+}
+
+/// Requests that are not counted: those that never reach the stack (a ping, the opening of the
+/// session), and a subscription's listen, which lasts as long as the watch does and is held to
+/// the watches' own limit.
+fn is_counted(request: &ClientRequest) -> bool {
+    !matches!(
+        request,
+        ClientRequest::PingRequest(_)
+            | ClientRequest::InitializeRequest(_)
+            | ClientRequest::DiscoverRequest(_)
+            | ClientRequest::SubscriptionsListenRequest(_)
+    )
+}
+
+impl<S: Service<RoleServer>> Service<RoleServer> for Capped<S> {
+    async fn handle_request(
+        &self,
+        request: <RoleServer as ServiceRole>::PeerReq,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ServerResult, McpError> {
+        if !is_counted(&request) {
+            return self.inner.handle_request(request, context).await;
+        }
+        let Ok(_under_way) = self.under_way.try_acquire() else {
+            return Err(McpError::new(
+                TOO_MANY_CALLS,
+                sentences::too_many_calls(self.most),
+                None,
+            ));
+        };
+        self.inner.handle_request(request, context).await
+    }
+
+    async fn handle_notification(
+        &self,
+        notification: <RoleServer as ServiceRole>::PeerNot,
+        context: NotificationContext<RoleServer>,
+    ) -> Result<(), McpError> {
+        self.inner.handle_notification(notification, context).await
+    }
+
+    fn get_info(&self) -> <RoleServer as ServiceRole>::Info {
+        self.inner.get_info()
+    }
+
+    fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
+        self.inner.supported_protocol_versions()
+    }
+}
