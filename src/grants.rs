@@ -4,6 +4,7 @@
 //! grant is named by its id, the client's own name for itself, and the first digits of the key's
 //! digest, as the audit names a key.
 
+use std::path::PathBuf;
 use std::time::{Duration, UNIX_EPOCH};
 
 use serde_json::json;
@@ -11,9 +12,20 @@ use serde_json::json;
 use crate::config;
 use crate::serve::http::grants::{Grants, GrantsError};
 
+/// The HTTP mode's state folder, as LEMONFIBER_STATE names it; it must be there, since a
+/// mistyped one would otherwise read as a server that handed out nothing.
+fn state_folder() -> Result<PathBuf, GrantsError> {
+    let state = config::state_folder(&|name| std::env::var(name).ok());
+    if state.is_dir() {
+        Ok(state)
+    } else {
+        Err(GrantsError::NoStateFolder(state))
+    }
+}
+
 /// Prints every grant in force, as a person reads them or as JSON lines for a script.
 pub fn list(print_json: bool) -> Result<(), GrantsError> {
-    let state = config::state_folder(&|name| std::env::var(name).ok());
+    let state = state_folder()?;
     let grants = Grants::in_state(&state).list()?;
     if print_json {
         for granted in &grants {
@@ -54,7 +66,7 @@ pub fn list(print_json: bool) -> Result<(), GrantsError> {
 
 /// Ends grant `id`: its assistant's next request is refused and sent back to sign in.
 pub fn end(id: &str) -> Result<(), GrantsError> {
-    let state = config::state_folder(&|name| std::env::var(name).ok());
+    let state = state_folder()?;
     let granted = Grants::in_state(&state).end(id)?;
     println!(
         "Ended the sign-in {} of {} (key {}): its assistant's next request is refused, and it has to \

@@ -278,4 +278,7 @@ async fn signing_out_ends_a_grant_and_the_operator_lists_and_ends_grants_with_no
         state.join("seal-secret").exists(),
         "nothing else was touched"
     );
+    let (code, _, refused) = grants_command(&state.join("not-there"), &["list"]);
+    assert_eq!(code, 2);
+    assert!(refused.contains("no state folder"), "{refused}");
 }

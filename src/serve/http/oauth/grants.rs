@@ -49,6 +49,11 @@ pub struct Granted {
 #[derive(Debug, thiserror::Error)]
 pub enum GrantsError {
     #[error(
+        "there is no state folder at {folder}: set LEMONFIBER_STATE to the folder the HTTP mode keeps its state in",
+        folder = .0.display()
+    )]
+    NoStateFolder(PathBuf),
+    #[error(
         "{0:?} is not a grant id: an id is {ID_LEN} lower-case hex digits, as `lemonfiber-mcp grants list` shows"
     )]
     NotAnId(String),
@@ -64,7 +69,10 @@ impl GrantsError {
     /// Whether what was asked is at fault (an id that is not one, or names no grant), not the
     /// folder.
     pub fn is_settings(&self) -> bool {
-        matches!(self, GrantsError::NotAnId(_) | GrantsError::NoSuchGrant(..))
+        matches!(
+            self,
+            GrantsError::NoStateFolder(_) | GrantsError::NotAnId(_) | GrantsError::NoSuchGrant(..)
+        )
     }
 }
 
