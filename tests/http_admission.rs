@@ -108,6 +108,25 @@ fn stateless_read_status(
         .header("mcp-name", "read_status")
 }
 
+/// The status of an `initialize` with `key`, tried every 100 ms up to `tries` times until one
+/// opens a session: for a place that is given back a moment after something ends.
+async fn opens_within(server: &HttpServer, key: &str, tries: usize) -> StatusCode {
+    let mut opened = StatusCode::TOO_MANY_REQUESTS;
+    for _ in 0..tries {
+        opened = server
+            .post(Some(key), &initialize())
+            .send()
+            .await
+            .expect("answered")
+            .status();
+        if opened == StatusCode::OK {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    opened
+}
+
 #[tokio::test]
 async fn two_thousand_fresh_keys_leave_a_real_session_and_a_refusal_in_place() {
     let demo = DemoStack::start().await;
@@ -341,20 +360,7 @@ async fn session_caps_are_permits_taken_before_a_session_is_made_and_given_back(
         "an ended session is gone"
     );
     // Its permits went back with it.
-    let mut reopened = StatusCode::TOO_MANY_REQUESTS;
-    for _ in 0..50 {
-        reopened = server
-            .post(Some(&member), &initialize())
-            .send()
-            .await
-            .expect("answered")
-            .status();
-        if reopened == StatusCode::OK {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
-    }
-    assert_eq!(reopened, StatusCode::OK);
+    assert_eq!(opens_within(&server, &member, 50).await, StatusCode::OK);
 }
 
 #[tokio::test]
@@ -829,20 +835,7 @@ async fn a_session_with_a_stream_open_is_never_closed_for_a_new_one() {
 
     // Once a stream ends, its session is idle again, and gives way to a new one.
     drop(other_stream);
-    let mut reopened = StatusCode::TOO_MANY_REQUESTS;
-    for _ in 0..100 {
-        reopened = server
-            .post(Some(&read), &initialize())
-            .send()
-            .await
-            .expect("answered")
-            .status();
-        if reopened == StatusCode::OK {
-            break;
-        }
-        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
-    }
-    assert_eq!(reopened, StatusCode::OK);
+    assert_eq!(opens_within(&server, &read, 100).await, StatusCode::OK);
     assert_eq!(
         called(&newest).await.expect("answered").status(),
         StatusCode::NOT_FOUND
