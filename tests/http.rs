@@ -393,18 +393,7 @@ async fn past_the_requests_a_key_may_have_under_way_a_request_is_answered_429() 
 /// for requests no HTTP client would make.
 fn raw_answer(url: &str, pin: &str, request: &str) -> String {
     use std::io::{Read as _, Write as _};
-    let authority = url
-        .trim_start_matches("https://")
-        .split('/')
-        .next()
-        .expect("an authority");
-    let tcp = std::net::TcpStream::connect(authority).expect("connect");
-    tcp.set_read_timeout(Some(std::time::Duration::from_secs(10)))
-        .expect("a timeout");
-    let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("a name");
-    let tls = std::sync::Arc::new(https::pinned_tls(pin));
-    let connection = rustls::ClientConnection::new(tls, name).expect("TLS");
-    let mut stream = rustls::StreamOwned::new(connection, tcp);
+    let mut stream = https::raw_connection(url, pin);
     stream.write_all(request.as_bytes()).expect("sent");
     let mut answer = Vec::new();
     let mut piece = [0u8; 4096];

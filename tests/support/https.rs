@@ -33,10 +33,12 @@ pub fn pinned_client(fingerprint: &str) -> reqwest::Client {
         .expect("an HTTPS client")
 }
 
-/// Sends `head` and the first `sent` bytes of a body that claims to be larger, and answers the
-/// status the server gives before the rest arrives.
-pub fn status_before_the_whole_body(url: &str, fingerprint: &str, head: &str, sent: usize) -> u16 {
-    use std::io::{Read, Write};
+/// A TLS connection to the server at `url`, trusting the certificate of `fingerprint`, to send
+/// bytes on as they are.
+pub fn raw_connection(
+    url: &str,
+    fingerprint: &str,
+) -> rustls::StreamOwned<rustls::ClientConnection, std::net::TcpStream> {
     let authority = url
         .trim_start_matches("https://")
         .split('/')
@@ -48,7 +50,14 @@ pub fn status_before_the_whole_body(url: &str, fingerprint: &str, head: &str, se
     let name = rustls::pki_types::ServerName::try_from("127.0.0.1").expect("a name");
     let connection =
         rustls::ClientConnection::new(Arc::new(pinned_tls(fingerprint)), name).expect("TLS");
-    let mut stream = rustls::StreamOwned::new(connection, tcp);
+    rustls::StreamOwned::new(connection, tcp)
+}
+
+/// Sends `head` and the first `sent` bytes of a body that claims to be larger, and answers the
+/// status the server gives before the rest arrives.
+pub fn status_before_the_whole_body(url: &str, fingerprint: &str, head: &str, sent: usize) -> u16 {
+    use std::io::{Read, Write};
+    let mut stream = raw_connection(url, fingerprint);
     stream.write_all(head.as_bytes()).expect("the head is sent");
     stream
         .write_all(&vec![b'x'; sent])
