@@ -69,11 +69,16 @@ pub async fn run(print_json: bool) -> Result<Checked, Fatal> {
             json!({"state": "unreachable", "address": address, "why": unreachable_because(&failure)}),
         ),
     };
-    if print_json {
-        println!("{report}");
+    let said = if print_json {
+        format!("{report}\n")
     } else {
-        print_for_a_person(&report);
-    }
+        for_a_person(&report)
+    };
+    // A reader that stops early (`check | head`) is no failure of the check, and the exit code
+    // still says what it found.
+    let mut out = std::io::stdout().lock();
+    let _ = std::io::Write::write_all(&mut out, said.as_bytes())
+        .and_then(|()| std::io::Write::flush(&mut out));
     Ok(checked)
 }
 
@@ -88,14 +93,17 @@ fn unreachable_because(failure: &Failure) -> String {
     }
 }
 
-fn print_for_a_person(report: &Value) {
+fn for_a_person(report: &Value) -> String {
+    use std::fmt::Write as _;
+    let mut said = String::new();
     let text = |field: &str| report[field].as_str().unwrap_or_default().to_owned();
     match text("state").as_str() {
         "connected" => {
-            println!("Connected to the stack at {}.", text("address"));
-            println!("This key's scope: {}.\n", text("scope"));
+            let _ = writeln!(said, "Connected to the stack at {}.", text("address"));
+            let _ = writeln!(said, "This key's scope: {}.\n", text("scope"));
             let tools = report["tools"].as_array().cloned().unwrap_or_default();
-            println!(
+            let _ = writeln!(
+                said,
                 "An assistant with this key is offered {} tools:",
                 tools.len()
             );
@@ -104,21 +112,27 @@ fn print_for_a_person(report: &Value) {
                     Some(true) => "changes the stack",
                     _ => "reads only",
                 };
-                println!(
+                let _ = writeln!(
+                    said,
                     "  {:<28} {} ({what})",
                     tool["name"].as_str().unwrap_or_default(),
                     tool["title"].as_str().unwrap_or_default()
                 );
             }
             let resources = report["resources"].as_array().cloned().unwrap_or_default();
-            println!("\nand {} resources:", resources.len());
+            let _ = writeln!(said, "\nand {} resources:", resources.len());
             for resource in &resources {
-                println!("  {}", resource["uri"].as_str().unwrap_or_default());
+                let _ = writeln!(said, "  {}", resource["uri"].as_str().unwrap_or_default());
             }
         }
         state => {
-            println!("The key is {state} at the stack at {}.", text("address"));
-            println!("{}", text("why"));
+            let _ = writeln!(
+                said,
+                "The key is {state} at the stack at {}.",
+                text("address")
+            );
+            let _ = writeln!(said, "{}", text("why"));
         }
     }
+    said
 }

@@ -14,18 +14,33 @@ pub struct Fingerprint([u8; 32]);
 
 /// Why text is not a fingerprint. It never repeats the text.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
-#[error("a pin is the SHA-256 of the stack's certificate as {HEX_LEN} hex characters")]
+#[error(
+    "a pin is the SHA-256 of the stack's certificate as {HEX_LEN} hex characters, or as 32 pairs of them \
+     separated by colons (as browsers and `openssl x509 -fingerprint -sha256` show it)"
+)]
 pub struct FingerprintError;
 
 impl Fingerprint {
-    /// Exactly 64 hex digits, surrounding white space aside (no sign, no separators).
+    /// Exactly 64 hex digits, surrounding white space aside (no sign); or 32 pairs of them with
+    /// one colon between each, the way browsers and openssl show a certificate's fingerprint.
     pub fn parse(text: &str) -> Result<Fingerprint, FingerprintError> {
         let text = text.trim();
-        if text.len() != HEX_LEN {
+        let joined;
+        let hex = if text.contains(':') {
+            let pairs: Vec<&str> = text.split(':').collect();
+            if pairs.len() != HEX_LEN / 2 || pairs.iter().any(|pair| pair.len() != 2) {
+                return Err(FingerprintError);
+            }
+            joined = pairs.concat();
+            joined.as_str()
+        } else {
+            text
+        };
+        if hex.len() != HEX_LEN {
             return Err(FingerprintError);
         }
         let mut digest = [0u8; 32];
-        hex::decode_to_slice(text, &mut digest).map_err(|_| FingerprintError)?;
+        hex::decode_to_slice(hex, &mut digest).map_err(|_| FingerprintError)?;
         Ok(Fingerprint(digest))
     }
 
@@ -58,6 +73,22 @@ mod tests {
         let pin = Fingerprint::of_certificate(b"a certificate");
         assert_eq!(Fingerprint::parse(&pin.to_hex()), Ok(pin));
         assert_eq!(Fingerprint::parse(&pin.to_hex().to_uppercase()), Ok(pin));
+    }
+
+    #[test]
+    fn parses_the_pairs_a_browser_or_openssl_shows() {
+        let pin = Fingerprint::of_certificate(b"a certificate");
+        let hex = pin.to_hex().to_uppercase();
+        let pairs: Vec<&str> = (0..32).map(|at| &hex[at * 2..at * 2 + 2]).collect();
+        assert_eq!(Fingerprint::parse(&pairs.join(":")), Ok(pin));
+        for wrong in [
+            pairs[..31].join(":"),
+            format!("{}:", pairs.join(":")),
+            pairs.join("::"),
+            format!("{}:{}", &hex[..3], &hex[3..]),
+        ] {
+            assert_eq!(Fingerprint::parse(&wrong), Err(FingerprintError), "{wrong}");
+        }
     }
 
     #[test]

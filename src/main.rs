@@ -57,7 +57,8 @@ enum Command {
     },
     /// Say what the configured key reaches: connected, refused or unreachable (and why), its
     /// scope, and the tools and resources an assistant is offered. Writes nothing. Exits 0 when
-    /// connected, 3 when the key is refused, 4 when the stack cannot be reached.
+    /// connected, 3 when the key is refused, 4 when the stack cannot be reached, and 2 when the
+    /// settings are wrong.
     Check {
         /// Print one JSON object, for scripts.
         #[arg(long)]

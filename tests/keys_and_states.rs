@@ -33,7 +33,7 @@ const HOUSEHOLD_READS: [&str; 7] = [
     "read_requests",
     "read_watching",
 ];
-const UNCONFIGURED: &str = "This is not turned on on the stack yet";
+const UNCONFIGURED: &str = "The stack has not turned this on yet";
 const UNCONFIGURED_HOUSEHOLD: &str = "This is not switched on yet";
 const KEY_REFUSED: &str = "The stack refused this server's key";
 

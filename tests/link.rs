@@ -294,6 +294,41 @@ async fn a_refused_claim_names_its_reason_and_nothing_is_kept() {
     assert!(text.contains("that is not a key link"), "{text}");
 }
 
+/// Issue 28: a pin written as browsers and openssl show it (pairs with colons) is taken, and a
+/// reader that stops early (`check | head`) leaves `check` to exit with what it found, not panic.
+#[tokio::test]
+async fn check_takes_a_pin_with_colons_and_a_reader_that_stops_early() {
+    let demo = DemoStack::start().await;
+    let home = Scratch::at(fresh_dir("home"));
+    let upper = demo.pin.to_uppercase();
+    let pairs: Vec<&str> = (0..32).map(|at| &upper[at * 2..at * 2 + 2]).collect();
+    let colons = pairs.join(":");
+    let (reader, writer) = std::io::pipe().expect("a pipe");
+    drop(reader);
+    let status = Command::new(BINARY)
+        .arg("check")
+        .env_clear()
+        .env("HOME", &*home)
+        .env("LEMONFIBER_ADDRESS", &demo.address)
+        .env("LEMONFIBER_PIN", &colons)
+        .env("LEMONFIBER_KEY_FILE", &demo.read_key_file)
+        .stdout(writer)
+        .stderr(Piped::piped())
+        .output()
+        .expect("it runs");
+    assert_eq!(
+        status.status.code(),
+        Some(0),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let help = run(&home, &["check", "--help"], "");
+    assert!(
+        String::from_utf8_lossy(&help.stdout).contains("2 when the"),
+        "every exit code is named"
+    );
+}
+
 #[tokio::test]
 async fn check_says_each_state_with_its_exit_code_f13_r6() {
     let demo = DemoStack::start().await;
