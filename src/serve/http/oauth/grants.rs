@@ -7,7 +7,6 @@
 //! A record holds nothing secret: the grant's id, the client's name as the client gave it, the
 //! first eight hex digits of the key's digest (as the audit names a key), and its times.
 
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -107,14 +106,10 @@ impl Grants {
         let Ok(text) = serde_json::to_vec(granted) else {
             return false;
         };
-        if std::fs::create_dir_all(&self.folder).is_err() {
-            return false;
-        }
-        let written = self.folder.join(format!(".{}.new", granted.id));
-        let wrote = write_private(&written, &text).and_then(|()| std::fs::rename(&written, &file));
-        if let Err(error) = wrote {
+        let kept = crate::state::make_folder(&self.folder)
+            .and_then(|()| crate::state::write_whole(&file, &text));
+        if let Err(error) = kept {
             tracing::warn!(%error, folder = %self.folder.display(), "a grant could not be recorded");
-            let _ = std::fs::remove_file(&written);
             return false;
         }
         true
@@ -197,20 +192,6 @@ fn is_an_id(id: &str) -> bool {
         && id
             .bytes()
             .all(|byte| byte.is_ascii_digit() || (b'a'..=b'f').contains(&byte))
-}
-
-/// Writes `text` to a new file only its owner can read.
-fn write_private(file: &Path, text: &[u8]) -> std::io::Result<()> {
-    let mut options = std::fs::OpenOptions::new();
-    options.write(true).create(true).truncate(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt as _;
-        options.mode(0o600);
-    }
-    let mut opened = options.open(file)?;
-    opened.write_all(text)?;
-    opened.sync_all()
 }
 
 #[cfg(test)]
