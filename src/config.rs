@@ -350,14 +350,9 @@ enum NotPrivate {
 
 /// The text of `path`, if only its owner may read or write it.
 fn read_private(path: &std::path::Path) -> Result<String, NotPrivate> {
-    use std::os::unix::fs::PermissionsExt as _;
     let unreadable = |error: std::io::Error| NotPrivate::Unreadable(error.kind());
-    let mode = std::fs::metadata(path)
-        .map_err(unreadable)?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        return Err(NotPrivate::OpenToOthers(mode & 0o7777));
+    if let Some(mode) = crate::state::open_to_others(path).map_err(unreadable)? {
+        return Err(NotPrivate::OpenToOthers(mode));
     }
     std::fs::read_to_string(path).map_err(unreadable)
 }

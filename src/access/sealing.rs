@@ -10,7 +10,7 @@
 
 use std::collections::HashMap;
 use std::io::Write as _;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -270,12 +270,10 @@ fn new_secret() -> Result<[u8; SECRET_LEN], SealError> {
 
 /// The secret kept in `file`, which must be its owner's alone.
 fn read_secret(file: &Path) -> Result<[u8; SECRET_LEN], SealError> {
-    let mode = std::fs::metadata(file)
-        .map_err(|error| unreadable(file, error))?
-        .permissions()
-        .mode();
-    if mode & 0o077 != 0 {
-        return Err(SealError::OpenToOthers(file.to_owned(), mode & 0o7777));
+    if let Some(mode) =
+        crate::state::open_to_others(file).map_err(|error| unreadable(file, error))?
+    {
+        return Err(SealError::OpenToOthers(file.to_owned(), mode));
     }
     let secret = std::fs::read(file).map_err(|error| unreadable(file, error))?;
     secret
