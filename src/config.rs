@@ -52,14 +52,19 @@ const MIB: u64 = 1024 * KIB;
 /// Room in a result's text for the server's sentence and the boundary lines around the data.
 const ROOM_FOR_THE_FRAME: u64 = KIB;
 pub const DEFAULT_NAMES: [&str; 3] = ["localhost", "127.0.0.1", "::1"];
-/// Where a server run from a checkout keeps the certificate it makes.
-const DEFAULT_STATE: &str = "certs";
+/// The HTTP mode's own folder inside the per-user state folder, when LEMONFIBER_STATE names none.
+const HTTP_STATE: &str = "http";
 
 /// What is wrong with the settings. Names the setting, never its value.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
     #[error("{0} is not set")]
     Missing(&'static str),
+    #[error(
+        "there is no per-user folder to keep the HTTP mode's certificate and secrets in (HOME is not set): set \
+         {STATE} to the folder to keep them in"
+    )]
+    NoStateFolder,
     #[error("{ADDRESS} is not a stack address ({0}); give it as https://host:port")]
     BadAddress(&'static str),
     #[error(
@@ -454,7 +459,7 @@ pub fn http_settings(
         listen,
         stack,
         names,
-        state: state_folder(&set),
+        state: state_folder(&set)?,
         tls,
         origins: set(ORIGINS).map(list),
         public_port: public_port(&set)?,
@@ -484,9 +489,15 @@ pub fn public_port(set: &impl Fn(&str) -> Option<String>) -> Result<Option<u16>,
     Ok(u16::try_from(port).ok())
 }
 
-/// Where the HTTP mode keeps its certificate and its offer secret.
-pub fn state_folder(set: &impl Fn(&str) -> Option<String>) -> PathBuf {
-    PathBuf::from(set(STATE).unwrap_or_else(|| DEFAULT_STATE.to_owned()))
+/// Where the HTTP mode keeps its certificate and its offer secret: LEMONFIBER_STATE, else its
+/// folder in the per-user state folder, never one that depends on where the command was run.
+pub fn state_folder(set: &impl Fn(&str) -> Option<String>) -> Result<PathBuf, ConfigError> {
+    if let Some(state) = set(STATE) {
+        return Ok(PathBuf::from(state));
+    }
+    crate::places::state_folder(set)
+        .map(|folder| folder.join(HTTP_STATE))
+        .ok_or(ConfigError::NoStateFolder)
 }
 
 /// The items of a comma-separated setting.

@@ -12,10 +12,10 @@ use serde_json::json;
 use crate::config;
 use crate::serve::http::grants::{Grants, GrantsError};
 
-/// The HTTP mode's state folder, as LEMONFIBER_STATE names it; it must be there, since a
+/// The HTTP mode's state folder, as LEMONFIBER_STATE (or its default) names it; it must be there, since a
 /// mistyped one would otherwise read as a server that handed out nothing.
 fn state_folder() -> Result<PathBuf, GrantsError> {
-    let state = config::state_folder(&|name| std::env::var(name).ok());
+    let state = config::state_folder(&|name| std::env::var(name).ok())?;
     if state.is_dir() {
         Ok(state)
     } else {

@@ -17,6 +17,7 @@ pub mod grants;
 pub mod link;
 mod lock;
 mod mcp;
+mod places;
 pub mod redact;
 pub mod serve;
 pub mod stack;

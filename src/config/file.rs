@@ -12,7 +12,6 @@ use crate::stack::credential::Key;
 use crate::state::FolderRefused;
 
 pub const CONFIG: &str = "LEMONFIBER_CONFIG";
-const FOLDER: &str = "lemonfiber-mcp";
 const FILE: &str = "config.json";
 
 /// A stack and a key, as linked.
@@ -33,17 +32,13 @@ struct Written {
     scope: String,
 }
 
-/// Where the linked config is: `LEMONFIBER_CONFIG`, else `config.json` in
-/// `$XDG_CONFIG_HOME/lemonfiber-mcp/` (or `~/.config/lemonfiber-mcp/`).
+/// Where the linked config is: `LEMONFIBER_CONFIG`, else `config.json` in the per-user config
+/// folder ([`crate::places::config_folder`]).
 pub fn config_path(set: &impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     if let Some(path) = set(CONFIG) {
         return Some(PathBuf::from(path.trim()));
     }
-    let base = set("XDG_CONFIG_HOME")
-        .map(PathBuf::from)
-        .filter(|base| base.is_absolute())
-        .or_else(|| set("HOME").map(|home| PathBuf::from(home).join(".config")))?;
-    Some(base.join(FOLDER).join(FILE))
+    crate::places::config_folder(set).map(|folder| folder.join(FILE))
 }
 
 /// The linked config at `path`, if only its owner can read it.

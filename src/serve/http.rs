@@ -303,7 +303,7 @@ pub fn mcp_url(names: &[String], address: SocketAddr) -> String {
 pub fn rotate() -> Result<(), Fatal> {
     let set = |name: &str| std::env::var(name).ok();
     let names = config::served_names(&set)?;
-    let state = config::state_folder(&set);
+    let state = config::state_folder(&set)?;
     let mode = config::tls_mode(&set)?;
     if mode != TlsMode::Pinned {
         return Err(ConfigError::RotateIsPinned(mode.name()).into());

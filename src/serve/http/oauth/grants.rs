@@ -52,6 +52,8 @@ pub enum GrantsError {
         folder = .0.display()
     )]
     NoStateFolder(PathBuf),
+    #[error(transparent)]
+    Settings(#[from] crate::config::ConfigError),
     #[error(
         "{0:?} is not a grant id: an id is {ID_LEN} lower-case hex digits, as `lemonfiber-mcp grants list` shows"
     )]
@@ -70,7 +72,10 @@ impl GrantsError {
     pub fn is_settings(&self) -> bool {
         matches!(
             self,
-            GrantsError::NoStateFolder(_) | GrantsError::NotAnId(_) | GrantsError::NoSuchGrant(..)
+            GrantsError::NoStateFolder(_)
+                | GrantsError::Settings(_)
+                | GrantsError::NotAnId(_)
+                | GrantsError::NoSuchGrant(..)
         )
     }
 }
