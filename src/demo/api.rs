@@ -171,10 +171,10 @@ fn trade(demo: &Demo, body: &[u8]) -> Response {
 }
 
 fn read(demo: &Demo, scope: &Scope, path: &str, query: Option<&str>) -> Response {
-    let reaches = capability_of(path)
-        .is_some_and(|template| state_for(demo, scope, template) != "unpermitted");
-    if !reaches {
-        return out_of_scope();
+    match capability_of(path).map(|template| state_for(demo, scope, template)) {
+        None | Some("unpermitted") => return out_of_scope(),
+        Some("unconfigured") => return not_switched_on(),
+        Some(_) => {}
     }
     if let Some((id, picture)) = pictures::picture(path) {
         let held = demo.household.read(
@@ -230,8 +230,13 @@ fn act(
     idempotency_key: Option<&str>,
 ) -> Response {
     let capability = format!("/api/actions/{action}");
-    if !actions::is_key_callable(action) || state_for(demo, scope, &capability) != "available" {
+    if !actions::is_key_callable(action) {
         return out_of_scope();
+    }
+    match state_for(demo, scope, &capability) {
+        "available" => {}
+        "unconfigured" => return not_switched_on(),
+        _ => return out_of_scope(),
     }
     let body: Map<String, Value> = match serde_json::from_slice(body) {
         Ok(Value::Object(body)) => body,
@@ -301,6 +306,18 @@ fn respond(status: u16, answer: &Value) -> Response {
         .into_response()
 }
 
+/// A read whose setting is off answers as the core answers a request it refuses until a setting
+/// is turned on: a refusal naming what to do, and no data. The contract's registry has one code
+/// for a household feature that is not set up, PLAY-4 (503), so the demo uses it.
+fn not_switched_on() -> Response {
+    problem(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "PLAY-4",
+        "This is not switched on yet on this stack.",
+        &["Ask the operator to switch it on."],
+    )
+}
+
 fn out_of_scope() -> Response {
     problem(
         StatusCode::FORBIDDEN,
@@ -360,7 +377,7 @@ fn capability_of(path: &str) -> Option<&'static str> {
 }
 
 /// What a scope may do with a path: a member only the household's reads, a read key no action;
-/// migration is not set up on this stack, and a member's "playing now" is not shared yet. The
+/// a member's "playing now" is not switched on yet, so their key is told so and refused. The
 /// control endpoint may set a path's state for every scope.
 fn state_for(demo: &Demo, scope: &Scope, path: &str) -> &'static str {
     if let Some(state) = demo.capability_override(path) {
@@ -372,7 +389,6 @@ fn state_for(demo: &Demo, scope: &Scope, path: &str) -> &'static str {
         Scope::Member(_) if MEMBER_READS.contains(&path) => "available",
         Scope::Member(_) => "unpermitted",
         Scope::Read if is_action => "unpermitted",
-        _ if path == "/api/migration" => "unconfigured",
         _ => "available",
     }
 }
