@@ -14,6 +14,7 @@ pub mod jobs;
 pub mod parameters;
 pub mod path;
 pub mod pin;
+pub mod reach;
 pub mod reply;
 mod sdk;
 

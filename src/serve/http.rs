@@ -9,6 +9,7 @@ mod keys;
 mod limits;
 mod oauth;
 mod priming;
+mod reaching;
 pub use oauth::grants;
 mod refused;
 mod sessions;
@@ -222,7 +223,9 @@ pub async fn start(
     let names = settings.names.clone();
     let public_port = settings.public_port;
     let tls_mode = settings.tls.name();
+    let stack = settings.stack.clone();
     let serving = serve(settings).await?;
+    tokio::spawn(reaching::check_at_start(stack));
     let reached_at = SocketAddr::new(
         serving.address.ip(),
         public_port.unwrap_or(serving.address.port()),

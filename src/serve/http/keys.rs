@@ -16,6 +16,7 @@ use tokio::sync::{OnceCell, OwnedSemaphorePermit, Semaphore};
 use tokio_util::sync::CancellationToken;
 
 use super::limits::Allowance;
+use super::reaching::TurnedAway;
 use super::refused::RefusedKeys;
 use super::sessions::{KeySessions, Permits};
 use crate::access::by_digest::ByDigest;
@@ -156,6 +157,7 @@ pub struct KeyServices {
     common: Arc<Common>,
     limits: Limits,
     ends: CancellationToken,
+    turned_away: TurnedAway,
 }
 
 impl KeyServices {
@@ -177,6 +179,7 @@ impl KeyServices {
             common,
             limits,
             ends,
+            turned_away: TurnedAway::new(),
         }
     }
 
@@ -268,6 +271,7 @@ impl KeyServices {
                     Checked::NotPinned => tracing::warn!(
                         "the stack does not count this server's connection as pinned (ADMIT-11); check the stack's address and pin"
                     ),
+                    Checked::Unreachable => self.turned_away.one(&self.stack, &failure),
                     _ => {}
                 }
                 checked
