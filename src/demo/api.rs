@@ -306,8 +306,8 @@ fn respond(status: u16, answer: &Value) -> Response {
         .into_response()
 }
 
-/// A read whose setting is off answers as the core answers a request it refuses until a setting
-/// is turned on: a refusal naming what to do, and no data. The contract's registry has one code
+/// A read or action whose setting is off answers as the core answers a request it refuses until
+/// a setting is turned on: a refusal naming what to do, and no data. The contract's registry has one code
 /// for a household feature that is not set up, PLAY-4 (503), so the demo uses it.
 fn not_switched_on() -> Response {
     problem(
