@@ -1,5 +1,5 @@
-//! The `lemonfiber-mcp` command: `stdio`, `http`, `link`, `check`, `certificate` and `demo`, each
-//! calling the library, and the logging every one of them writes to stderr.
+//! The `lemonfiber-mcp` command: `stdio`, `http`, `link`, `unlink`, `check`, `certificate` and
+//! `demo`, each calling the library, and the logging every one of them writes to stderr.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use lemonfiber_mcp::serve::{self, Fatal};
-use lemonfiber_mcp::{check, demo, grants, link, redact};
+use lemonfiber_mcp::{check, demo, grants, link, redact, unlink};
 
 /// Exit code for settings that cannot work: the setting is named on stderr.
 const EXIT_BAD_SETTINGS: u8 = 2;
@@ -55,6 +55,10 @@ enum Command {
         #[arg(long, value_name = "MCP_URL")]
         https: Option<String>,
     },
+    /// Undo link: remove the config it wrote (LEMONFIBER_CONFIG names another), so nothing here
+    /// uses its key. The key still works on the stack until it is revoked there. Exits 2 when
+    /// there is no linked config.
+    Unlink,
     /// Say what the configured key reaches: connected, refused or unreachable (and why), its
     /// scope, and the tools and resources an assistant is offered. Writes nothing. Exits 0 when
     /// connected, 3 when the key is refused, 4 when the stack cannot be reached, and 2 when the
@@ -152,6 +156,11 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Stdio => exit_code(serve::stdio::run().await),
             Command::Link { link, https } => match link::run(&link, https.as_deref()).await {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(failure) if failure.is_settings() => failed(&failure, EXIT_BAD_SETTINGS),
+                Err(failure) => failed(&failure, EXIT_FAILED),
+            },
+            Command::Unlink => match unlink::run() {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(failure) if failure.is_settings() => failed(&failure, EXIT_BAD_SETTINGS),
                 Err(failure) => failed(&failure, EXIT_FAILED),
