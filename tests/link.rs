@@ -300,6 +300,14 @@ async fn a_refused_claim_names_its_reason_and_nothing_is_kept() {
         !text.contains(&claim),
         "a malformed link's claim is never repeated"
     );
+    let bad_claim = format!("https://127.0.0.1:1/link#claim=short&pin={}", demo.pin);
+    let (code, text) = refused(&home, &bad_claim);
+    assert_eq!(code, Some(2));
+    assert!(
+        text.contains("that key link will not do: its claim is not")
+            && !text.contains("link's its"),
+        "{text}"
+    );
     let (code, text) = refused(&home, "stack.home.arpa");
     assert_eq!(code, Some(2));
     assert!(text.contains("that is not a key link"), "{text}");
