@@ -432,8 +432,7 @@ fn print_for_a_person(demo: &Demo, served: &Served, folder: &Path, all_kept: boo
     );
     println!("  key          send one of the keys above as: Authorization: Bearer <key>\n");
     println!(
-        "The demo runs until you stop it (Ctrl-C). Its keys stay in {} for the next run, and",
-        folder.display()
+        "The demo runs until you stop it (Ctrl-C). Its keys stay in their folder for the next run,"
     );
-    println!("work only while it runs: nothing else accepts them.");
+    println!("and work only while it runs: nothing else accepts them.");
 }
