@@ -13,7 +13,7 @@ use crate::stack::{AnswerLimits, StackAddress};
 mod file;
 mod sign_in;
 mod tls;
-pub use file::{CONFIG, config_path, read_linked, reserve};
+pub use file::{CONFIG, config_path, read_linked, remove_linked, reserve};
 pub use sign_in::{CLIENT_DOCUMENT_ROOTS, SignInSettings, sign_in};
 pub use tls::{
     ACME_DIRECTORY, ACME_DNS_HOOK, ACME_HTTP, AcmeChallenge, AcmeSettings, TLS_MODE, TlsMode,

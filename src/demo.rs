@@ -7,6 +7,7 @@ mod api;
 mod claims;
 mod control;
 mod household;
+mod kept;
 mod keys;
 mod pictures;
 mod query;
@@ -16,7 +17,7 @@ mod shapes;
 mod tls;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::SocketAddr;
+use std::net::{IpAddr, Ipv4Addr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
@@ -34,12 +35,15 @@ use requests::RequestLog;
 /// How the demo is run: from the command line.
 #[derive(Debug, Clone)]
 pub struct DemoOptions {
-    pub listen: SocketAddr,
+    /// Where the stack listens; without it, where the last run from its folder listened.
+    pub listen: Option<SocketAddr>,
     pub print_json: bool,
     /// Serve the certificate this seed makes (the same seed, the same certificate).
     pub certificate_seed: Option<u64>,
-    /// Keep the keys here, and use again those already here.
+    /// Keep the keys here, and use again those already here, instead of the per-user folder.
     pub key_dir: Option<PathBuf>,
+    /// New keys, certificate and addresses, in place of those an earlier run kept.
+    pub fresh: bool,
 }
 
 pub struct Demo {
@@ -139,6 +143,32 @@ pub enum DemoError {
     Settings(#[from] crate::config::ConfigError),
     #[error("the demo stack cannot run: the demo's MCP server stopped: {0}")]
     McpAbandoned(#[from] tokio::task::JoinError),
+    #[error(
+        "the demo stack cannot run: there is no per-user folder to keep its keys in: set XDG_STATE_HOME \
+         or HOME, or name a folder with --key-dir"
+    )]
+    NowhereToKeep,
+    #[error(
+        "the demo stack cannot run: {address}, where its last run listened and where the configuration \
+         you pasted then points, is taken: another demo keeping its things in {folder}, or another \
+         program, is listening there. Stop that one and run the demo again; or run the demo with --fresh \
+         for a new address, pin and keys, and paste the new configuration it prints",
+        folder = .folder.display()
+    )]
+    KeptAddressTaken {
+        address: SocketAddr,
+        folder: PathBuf,
+    },
+}
+
+impl DemoError {
+    /// Whether what the person can change is at fault (the command line's exit 2).
+    pub fn is_settings(&self) -> bool {
+        matches!(
+            self,
+            DemoError::NowhereToKeep | DemoError::KeptAddressTaken { .. }
+        )
+    }
 }
 
 fn io(what: &'static str) -> impl Fn(std::io::Error) -> DemoError {
@@ -151,14 +181,43 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         print_json,
         certificate_seed,
         key_dir,
+        fresh,
     } = options;
-    let certificate = tls::make(certificate_seed)?;
-    // Keys in a folder of the demo's own making die with it; a folder it was given is kept.
-    let (key_directory, made_here) = match key_dir {
-        Some(directory) => (directory, false),
-        None => (keys::fresh_directory(&std::env::temp_dir())?, true),
+    let folder = match key_dir {
+        Some(folder) => folder,
+        None => crate::places::state_folder(&|name| std::env::var(name).ok())
+            .ok_or(DemoError::NowhereToKeep)?
+            .join("demo"),
     };
-    let keys = keys::keys_in(&key_directory)?;
+    let folder = kept::Folder::open(&folder, fresh)?;
+    let (certificate, certificate_kept) = match certificate_seed {
+        Some(seed) => (tls::make(Some(seed))?, false),
+        None => folder.certificate()?,
+    };
+    let keys = keys::keys_in(folder.path(), fresh)?;
+    let last = folder.addresses();
+    // Where the last run listened, unless told otherwise: that is where what was pasted points.
+    let kept_stack = listen
+        .is_none()
+        .then_some(last.map(|last| last.stack))
+        .flatten();
+    let listen = listen.unwrap_or_else(|| kept_stack.unwrap_or(SocketAddr::new(LOOPBACK, 0)));
+    let kept_mcp = last
+        .map(|last| last.mcp)
+        .filter(|mcp| mcp.ip() == listen.ip());
+    let taken = |address: SocketAddr, kept: bool| {
+        let folder = folder.path().to_owned();
+        move |error: std::io::Error| {
+            if kept && error.kind() == std::io::ErrorKind::AddrInUse {
+                DemoError::KeptAddressTaken { address, folder }
+            } else {
+                DemoError::Io {
+                    what: "cannot listen on the demo's address",
+                    source: error,
+                }
+            }
+        }
+    };
     let scopes: Vec<Scope> = keys.iter().map(|key| key.scope.clone()).collect();
     let (claims, claimed) = claims::Claims::made_for(&scopes)?;
     let demo = Arc::new(Demo {
@@ -175,7 +234,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
     });
 
     let listener =
-        std::net::TcpListener::bind(listen).map_err(io("cannot listen on the demo's address"))?;
+        std::net::TcpListener::bind(listen).map_err(taken(listen, kept_stack.is_some()))?;
     listener
         .set_nonblocking(true)
         .map_err(io("cannot listen on the demo's address"))?;
@@ -201,14 +260,15 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         .iter()
         .map(|name| name.to_string())
         .collect();
+    let mcp_listen = kept_mcp.unwrap_or(SocketAddr::new(listen.ip(), 0));
     let mcp = http::serve(HttpSettings {
-        listen: SocketAddr::new(listen.ip(), 0),
+        listen: mcp_listen,
         stack: StackAddress {
             base_url: stack_url.clone(),
             pin: certificate.pin,
         },
         names: names.clone(),
-        state: key_directory.join("mcp"),
+        state: folder.mcp_state(),
         tls: config::TlsMode::Pinned,
         origins: None,
         public_port: None,
@@ -219,7 +279,26 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         limits: config::limits(&|name| std::env::var(name).ok())?,
         sign_in: config::sign_in(&|name| std::env::var(name).ok())?,
     })
-    .await?;
+    .await
+    .map_err(|error| match error {
+        http::StartError::Listen(address, source)
+            if kept_mcp.is_some() && source.kind() == std::io::ErrorKind::AddrInUse =>
+        {
+            DemoError::KeptAddressTaken {
+                address,
+                folder: folder.path().to_owned(),
+            }
+        }
+        error => DemoError::Mcp(error),
+    })?;
+    let addresses = kept::Addresses {
+        stack: address,
+        mcp: mcp.address,
+    };
+    folder.keep_addresses(addresses)?;
+    let all_kept = certificate_kept
+        && demo.keys.iter().all(|key| key.kept)
+        && last.is_some_and(|last| last == addresses);
     let pin = certificate.pin.to_hex();
     // A key link per key: the stack's address and pin, and that key's one-time claim.
     let links = scopes
@@ -255,7 +334,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         });
         println!("{line}");
     } else {
-        print_for_a_person(&demo, &served, &key_directory);
+        print_for_a_person(&demo, &served, folder.path(), all_kept);
     }
 
     let Served { mcp, .. } = served;
@@ -268,9 +347,6 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         },
         () = crate::serve::stop_requested() => Ok(()),
     };
-    if made_here {
-        let _ = std::fs::remove_dir_all(&key_directory);
-    }
     outcome
 }
 
@@ -284,7 +360,10 @@ struct Served {
     links: BTreeMap<&'static str, String>,
 }
 
-fn print_for_a_person(demo: &Demo, served: &Served, key_directory: &Path) {
+/// Where the demo listens when neither `--listen` nor a run before names a place.
+const LOOPBACK: IpAddr = IpAddr::V4(Ipv4Addr::LOCALHOST);
+
+fn print_for_a_person(demo: &Demo, served: &Served, folder: &Path, all_kept: bool) {
     let program = std::env::current_exe().map_or_else(
         |_| "lemonfiber-mcp".to_owned(),
         |path| path.display().to_string(),
@@ -296,9 +375,19 @@ fn print_for_a_person(demo: &Demo, served: &Served, key_directory: &Path) {
     );
     println!("  address  {}", served.stack_url);
     println!("  pin      {}", served.pin);
-    println!("  keys     (in {})", key_directory.display());
+    println!("  keys     (in {})", folder.display());
     for key in &demo.keys {
         println!("    {:<14} {}", key.scope.label(), key.file.display());
+    }
+    if all_kept {
+        println!(
+            "\nThe address, pin and key files are the last run's, so an assistant set up then still works."
+        );
+    } else {
+        println!(
+            "\nThese are kept for the next run, so what you paste from here keeps working (run the demo"
+        );
+        println!("with --fresh for new ones).");
     }
     if let Some(read) = key_of(&Scope::Read) {
         let config = json!({
@@ -331,7 +420,10 @@ fn print_for_a_person(demo: &Demo, served: &Served, key_directory: &Path) {
         println!("  {scope:<7} {link}");
     }
     println!();
-    println!("MCP over HTTPS, for a phone or browser assistant on this machine:");
+    println!(
+        "MCP over HTTPS, as the HTTP mode serves a phone or browser assistant (this one listens on"
+    );
+    println!("loopback, so only a client on this machine reaches it):");
     println!("  url          {}", served.mcp_url);
     println!(
         "  fingerprint  {} (SHA-256; pin it, or trust {})",
@@ -339,5 +431,8 @@ fn print_for_a_person(demo: &Demo, served: &Served, key_directory: &Path) {
         served.mcp.trust_file.display()
     );
     println!("  key          send one of the keys above as: Authorization: Bearer <key>\n");
-    println!("The demo runs until you stop it (Ctrl-C); its keys are deleted then.");
+    println!(
+        "The demo runs until you stop it (Ctrl-C). Its keys stay in their folder for the next run,"
+    );
+    println!("and work only while it runs: nothing else accepts them.");
 }

@@ -22,3 +22,4 @@ pub mod redact;
 pub mod serve;
 pub mod stack;
 mod state;
+pub mod unlink;

@@ -42,7 +42,7 @@ pub enum LinkError {
         "that is not a key link: {0}. A key link looks like https://host:port/link#claim=...&pin=..."
     )]
     NotALink(&'static str),
-    #[error("the key link's {0}")]
+    #[error("that key link will not do: {0}")]
     BadClaim(ClaimTextError),
     #[error("the key link's pin is not a pin: it must be 64 hexadecimal characters")]
     BadPin,
@@ -108,9 +108,10 @@ impl LinkFailure {
     }
 }
 
-/// Reads a key link.
+/// Reads a key link, taken as shells and chat apps paste it: with space around it, and perhaps
+/// inside one matched pair of quotes (single or double).
 pub fn parse(text: &str) -> Result<KeyLink, LinkError> {
-    let url = url::Url::parse(text.trim())
+    let url = url::Url::parse(unquoted(text))
         .map_err(|_| LinkError::NotALink("it does not parse as a URL"))?;
     if url.scheme() != "https" {
         return Err(LinkError::NotALink("it is not https"));
@@ -161,6 +162,16 @@ pub fn parse(text: &str) -> Result<KeyLink, LinkError> {
             },
         )?;
     Ok(KeyLink { stack, claim })
+}
+
+/// `text` without the space around it, and then without one pair of matching quotes around it
+/// (and the space inside them).
+fn unquoted(text: &str) -> &str {
+    let text = text.trim();
+    ['\'', '"']
+        .iter()
+        .find_map(|&quote| text.strip_prefix(quote)?.strip_suffix(quote))
+        .map_or(text, str::trim)
 }
 
 /// Trades the link's claim for a key, once.
@@ -239,10 +250,15 @@ fn refused(problem: &serde_json::Value, code: Option<&str>) -> LinkFailure {
 pub async fn run(given: &str, https: Option<&str>) -> Result<(), LinkFailure> {
     let text = if given == "-" {
         let mut text = String::new();
-        std::io::stdin()
-            .take(LINK_MOST)
-            .read_to_string(&mut text)
-            .map_err(LinkFailure::Stdin)?;
+        let stdin = std::io::stdin();
+        if std::io::IsTerminal::is_terminal(&stdin) {
+            // A person at a terminal pastes one line and presses Enter.
+            eprint!("Paste the key link, then press Enter: ");
+            std::io::BufRead::read_line(&mut stdin.lock().take(LINK_MOST), &mut text)
+        } else {
+            stdin.take(LINK_MOST).read_to_string(&mut text)
+        }
+        .map_err(LinkFailure::Stdin)?;
         text
     } else {
         given.to_owned()
@@ -254,6 +270,7 @@ pub async fn run(given: &str, https: Option<&str>) -> Result<(), LinkFailure> {
             .filter(|value| !value.trim().is_empty())
     };
     let path = config::config_path(&set).ok_or(LinkFailure::NowhereToKeep)?;
+    let named = set(config::CONFIG).is_some();
     // Everything that could go wrong with keeping the key is found before the claim is spent.
     let reserved = config::reserve(&path)?;
     let minted = claim(&link).await?;
@@ -286,7 +303,7 @@ pub async fn run(given: &str, https: Option<&str>) -> Result<(), LinkFailure> {
     );
     let path = reserved.path().to_owned();
     reserved.write(&address, pin, &minted.key, (&name, &scope))?;
-    print_configs(&path, &address, (&name, &scope), https);
+    print_configs(&path, named, &address, (&name, &scope), https);
     Ok(())
 }
 
@@ -310,11 +327,16 @@ fn words(text: &str, withheld: &Secrets) -> String {
         .collect()
 }
 
-fn print_configs(path: &Path, address: &str, (name, scope): (&str, &str), https: Option<&str>) {
-    let program = std::env::current_exe().map_or_else(
-        |_| "lemonfiber-mcp".to_owned(),
-        |path| path.display().to_string(),
-    );
+/// What `link` prints; `named` when `LEMONFIBER_CONFIG` chose `path`, so that the `check` it
+/// suggests reads that file too.
+fn print_configs(
+    path: &Path,
+    named: bool,
+    address: &str,
+    (name, scope): (&str, &str),
+    https: Option<&str>,
+) {
+    let program = program();
     let path_text = path.display().to_string();
     println!("Linked the key \"{name}\" (scope {scope}) to the stack at {address}.");
     println!("The key is kept in {path_text}, which only you can read.\n");
@@ -333,15 +355,55 @@ fn print_configs(path: &Path, address: &str, (name, scope): (&str, &str), https:
                 "description": format!("The lemonfiber integration key: the \"key\" in {path_text}")}],
         });
         println!(
-            "For an assistant that reaches the HTTPS mode at {url}, this configuration asks for the key once"
+            "For an assistant that reaches the HTTPS mode at {url} (one whose MCP configuration takes"
         );
-        println!("and keeps it in the assistant's secret store (it holds no key itself):\n");
+        println!(
+            "\"servers\" with \"type\": \"http\", as VS Code's does), this configuration asks for the key once"
+        );
+        println!(
+            "and keeps it in the assistant's secret store (it holds no key itself). The assistant must"
+        );
+        println!(
+            "trust the HTTP mode's certificate: docs/certificates.md says how, for each kind of certificate.\n"
+        );
         println!(
             "{}\n",
             serde_json::to_string_pretty(&remote).unwrap_or_default()
         );
     }
-    println!("Check what the key reaches with: {program} check");
+    let check = if named {
+        format!(
+            "{}={} {} check",
+            config::CONFIG,
+            shell_quoted(&path_text),
+            shell_quoted(&program)
+        )
+    } else {
+        format!("{} check", shell_quoted(&program))
+    };
+    println!("Check what the key reaches with: {check}");
+}
+
+/// This program, as a person would run it again.
+fn program() -> String {
+    std::env::current_exe().map_or_else(
+        |_| "lemonfiber-mcp".to_owned(),
+        |path| path.display().to_string(),
+    )
+}
+
+/// `text` as one word to a POSIX shell: as it is when nothing in it is special, else in single
+/// quotes (a single quote in it closed, escaped and opened again).
+fn shell_quoted(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@%=".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
 }
 
 #[cfg(test)]
@@ -362,6 +424,31 @@ mod tests {
         let ipv6 =
             parse(&format!("https://[::1]:8443/link#pin={PIN}&claim={CLAIM}")).expect("a link");
         assert_eq!(ipv6.stack.base_url, "https://[::1]:8443");
+    }
+
+    /// Issue 28: a link pasted with space around it, or inside one matched pair of quotes, is
+    /// taken; unmatched quotes are not taken away.
+    #[test]
+    fn a_link_pasted_in_quotes_or_with_space_around_it_is_taken() {
+        let link = format!("https://stack.home.arpa:8443/link#claim={CLAIM}&pin={PIN}");
+        for pasted in [
+            format!("  {link}\n"),
+            format!("'{link}'"),
+            format!("\"{link}\"\n"),
+            format!(" \" {link} \" "),
+        ] {
+            let parsed = parse(&pasted).expect(&pasted);
+            assert_eq!(parsed.stack.base_url, "https://stack.home.arpa:8443");
+        }
+        assert!(parse(&format!("'{link}\"")).is_err());
+    }
+
+    #[test]
+    fn a_path_with_a_space_or_quote_is_one_word_to_the_shell() {
+        assert_eq!(shell_quoted("/home/ann/c.json"), "/home/ann/c.json");
+        assert_eq!(shell_quoted("/home/a n/c.json"), "'/home/a n/c.json'");
+        assert_eq!(shell_quoted("/it's"), r"'/it'\''s'");
+        assert_eq!(shell_quoted(""), "''");
     }
 
     #[test]
@@ -388,7 +475,7 @@ mod tests {
             ),
             (
                 format!("https://stack:8443/link#claim={CLAIM}!&pin={PIN}"),
-                "claim is not",
+                "that key link will not do: its claim is not",
             ),
             (
                 format!("https://stack:8443/link?x=1#claim={CLAIM}&pin={PIN}"),

@@ -1,5 +1,5 @@
-//! The `lemonfiber-mcp` command: `stdio`, `http`, `link`, `check`, `certificate` and `demo`, each
-//! calling the library, and the logging every one of them writes to stderr.
+//! The `lemonfiber-mcp` command: `stdio`, `http`, `link`, `unlink`, `check`, `certificate` and
+//! `demo`, each calling the library, and the logging every one of them writes to stderr.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand};
 use lemonfiber_mcp::serve::{self, Fatal};
-use lemonfiber_mcp::{check, demo, grants, link, redact};
+use lemonfiber_mcp::{check, demo, grants, link, redact, unlink};
 
 /// Exit code for settings that cannot work: the setting is named on stderr.
 const EXIT_BAD_SETTINGS: u8 = 2;
@@ -55,6 +55,10 @@ enum Command {
         #[arg(long, value_name = "MCP_URL")]
         https: Option<String>,
     },
+    /// Undo link: remove the config it wrote (LEMONFIBER_CONFIG names another), so nothing here
+    /// uses its key. The key still works on the stack until it is revoked there. Exits 2 when
+    /// there is no linked config.
+    Unlink,
     /// Say what the configured key reaches: connected, refused or unreachable (and why), its
     /// scope, and the tools and resources an assistant is offered. Writes nothing. Exits 0 when
     /// connected, 3 when the key is refused, 4 when the stack cannot be reached, and 2 when the
@@ -78,22 +82,31 @@ enum Command {
         #[command(subcommand)]
         action: GrantsAction,
     },
-    /// Run an embedded demo stack on loopback, with demo keys, to try the server against.
+    /// Run an embedded demo stack on loopback, with demo keys, to try the server against. Its
+    /// address, certificate (so its pin) and key files are kept for the next run, in
+    /// $XDG_STATE_HOME/lemonfiber-mcp/demo (or ~/.local/state/lemonfiber-mcp/demo), so that a
+    /// configuration pasted from one run keeps working; the keys work only while it runs. Exits 2
+    /// when the address it kept is taken.
     Demo {
         /// Print one JSON line once listening, instead of instructions for a person.
         #[arg(long)]
         json: bool,
-        /// The address the demo stack listens on.
-        #[arg(long, default_value = "127.0.0.1:0")]
-        listen: SocketAddr,
+        /// The address the demo stack listens on (without it, the last run's, or any free port
+        /// on 127.0.0.1 the first time).
+        #[arg(long)]
+        listen: Option<SocketAddr>,
         /// Serve the certificate this number makes, the same each time (a different number, a
         /// different certificate); without it, a new certificate at each start.
         #[arg(long, value_name = "N")]
         certificate_seed: Option<u64>,
-        /// Keep the demo's key files in this folder and use again those already there (without
-        /// it, a fresh folder that is removed when the demo stops).
+        /// Keep the demo's key files, certificate and addresses in this folder, and use again
+        /// those already there, instead of the per-user folder.
         #[arg(long, value_name = "DIR")]
         key_dir: Option<PathBuf>,
+        /// Make new keys, a new certificate and a new address in place of the kept ones (an
+        /// assistant set up before must then be given the new configuration).
+        #[arg(long)]
+        fresh: bool,
     },
 }
 
@@ -147,6 +160,11 @@ fn main() -> ExitCode {
                 Err(failure) if failure.is_settings() => failed(&failure, EXIT_BAD_SETTINGS),
                 Err(failure) => failed(&failure, EXIT_FAILED),
             },
+            Command::Unlink => match unlink::run() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(failure) if failure.is_settings() => failed(&failure, EXIT_BAD_SETTINGS),
+                Err(failure) => failed(&failure, EXIT_FAILED),
+            },
             Command::Health => match serve::health::run() {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(unhealthy) => failed(&unhealthy, EXIT_FAILED),
@@ -177,15 +195,18 @@ fn main() -> ExitCode {
                 listen,
                 certificate_seed,
                 key_dir,
+                fresh,
             } => match demo::run(demo::DemoOptions {
                 listen,
                 print_json: json,
                 certificate_seed,
                 key_dir,
+                fresh,
             })
             .await
             {
                 Ok(()) => ExitCode::SUCCESS,
+                Err(error) if error.is_settings() => failed(&error, EXIT_BAD_SETTINGS),
                 Err(error) => failed(&error, EXIT_FAILED),
             },
         }

@@ -6,7 +6,7 @@
 
 use std::io::Write as _;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 /// Makes `folder` (and what leads to it), and makes it its owner's alone (0700) if it was there
 /// already and open to others.
@@ -36,11 +36,20 @@ pub enum FolderRefused {
 /// Makes what is missing of `folder` (0700: the program's own), and leaves a folder that was
 /// there already as it is, since it may be shared (a 1777 folder, the target of a symlink) and
 /// its mode is not this program's to change. One that others may write to without the sticky
-/// bit is refused: they could replace the file kept in it.
-pub fn make_missing_folder(folder: &Path) -> Result<(), FolderRefused> {
+/// bit is refused: they could replace the file kept in it. Answers the folders it made, the
+/// innermost last, so that a caller that ends up keeping nothing can take them away again.
+pub fn make_missing_folder(folder: &Path) -> Result<Vec<PathBuf>, FolderRefused> {
     use std::os::unix::fs::PermissionsExt as _;
     const OTHERS_WRITE: u32 = 0o022;
     const STICKY: u32 = 0o1000;
+    let mut missing: Vec<PathBuf> = folder
+        .ancestors()
+        .take_while(|ancestor| {
+            !ancestor.as_os_str().is_empty() && std::fs::symlink_metadata(ancestor).is_err()
+        })
+        .map(Path::to_path_buf)
+        .collect();
+    missing.reverse();
     std::fs::DirBuilder::new()
         .recursive(true)
         .mode(0o700)
@@ -49,7 +58,17 @@ pub fn make_missing_folder(folder: &Path) -> Result<(), FolderRefused> {
     if mode & OTHERS_WRITE != 0 && mode & STICKY == 0 {
         return Err(FolderRefused::OthersMayReplace(mode));
     }
-    Ok(())
+    Ok(missing)
+}
+
+/// Takes away `made` (as [`make_missing_folder`] answered it), innermost first, each only if it
+/// is empty: whatever someone else has put in one since is left, and the folders around it.
+pub fn remove_made_folders(made: &[PathBuf]) {
+    for folder in made.iter().rev() {
+        if std::fs::remove_dir(folder).is_err() {
+            return;
+        }
+    }
 }
 
 /// The mode of `path` when others than its owner may read or write it: a file the server keeps
@@ -108,8 +127,12 @@ mod tests {
         let _ = std::fs::remove_dir_all(&scratch);
         std::fs::create_dir_all(&scratch).expect("scratch");
         let made = scratch.join("made/inner");
-        make_missing_folder(&made).expect("made");
+        let folders = make_missing_folder(&made).expect("made");
+        assert_eq!(folders, [scratch.join("made"), made.clone()]);
         assert_eq!(mode(&made), 0o700);
+        remove_made_folders(&folders);
+        assert!(!scratch.join("made").exists() && scratch.exists());
+        make_missing_folder(&made).expect("made again");
 
         let shared = scratch.join("shared");
         std::fs::create_dir(&shared).expect("shared");

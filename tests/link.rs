@@ -132,7 +132,7 @@ async fn a_key_link_sets_up_stdio_and_check_and_leaves_the_claim_nowhere_f13_r15
     let link = demo.link("read");
     let linked = run(
         &home,
-        &["link", "-", "--https", "https://mcp.home.arpa:8443/mcp"],
+        &["link", "-", "--https", "https://mcp.home.arpa:9443/mcp"],
         &link,
     );
     let linked_said = said(&linked);
@@ -149,6 +149,15 @@ async fn a_key_link_sets_up_stdio_and_check_and_leaves_the_claim_nowhere_f13_r15
     assert!(
         linked_said.contains("${input:lemonfiber-key}"),
         "the HTTPS form asks for the key"
+    );
+    assert!(
+        linked_said.contains("\"type\": \"http\", as VS Code's does")
+            && linked_said.contains("trust the HTTP mode's certificate: docs/certificates.md"),
+        "the HTTPS form says which client takes it, and how it trusts the certificate: {linked_said}"
+    );
+    assert!(
+        linked_said.contains(&format!("Check what the key reaches with: {BINARY} check")),
+        "{linked_said}"
     );
     let key = demo.key(&demo.read_key_file);
     assert!(!linked_said.contains(&key), "no key is printed");
@@ -237,6 +246,8 @@ async fn a_refused_claim_names_its_reason_and_nothing_is_kept() {
     let refused = |home: &Scratch, link: &str| {
         let output = run(home, &["link", link], "");
         assert!(!config_in(home).exists(), "nothing is kept for {link}");
+        // Issue 28: nor the folders made to keep it in (the home folder itself, here).
+        assert!(!home.exists(), "no folder is left for {link}");
         (output.status.code(), said(&output))
     };
     let home = Scratch::at(fresh_dir("home"));
@@ -288,6 +299,14 @@ async fn a_refused_claim_names_its_reason_and_nothing_is_kept() {
     assert!(
         !text.contains(&claim),
         "a malformed link's claim is never repeated"
+    );
+    let bad_claim = format!("https://127.0.0.1:1/link#claim=short&pin={}", demo.pin);
+    let (code, text) = refused(&home, &bad_claim);
+    assert_eq!(code, Some(2));
+    assert!(
+        text.contains("that key link will not do: its claim is not")
+            && !text.contains("link's its"),
+        "{text}"
     );
     let (code, text) = refused(&home, "stack.home.arpa");
     assert_eq!(code, Some(2));
@@ -399,12 +418,12 @@ async fn a_relative_config_path_is_printed_as_the_absolute_path_an_assistant_nee
     let linked = Command::new(BINARY)
         .args(["link", &demo.link("member")])
         .env_clear()
-        .env("LEMONFIBER_CONFIG", "linked/member.json")
+        .env("LEMONFIBER_CONFIG", "linked dir/member.json")
         .current_dir(&*home)
         .output()
         .expect("it runs");
     assert!(linked.status.success(), "{}", said(&linked));
-    let absolute = home.join("linked/member.json");
+    let absolute = home.join("linked dir/member.json");
     assert!(
         said(&linked).contains(&format!(
             "\"LEMONFIBER_CONFIG\": \"{}\"",
@@ -416,6 +435,105 @@ async fn a_relative_config_path_is_printed_as_the_absolute_path_an_assistant_nee
     let kept: Value =
         serde_json::from_str(&std::fs::read_to_string(&absolute).expect("kept")).expect("JSON");
     assert_eq!(kept["scope"], "member:maya");
+    // Issue 28: the check it suggests reads the same file, from anywhere, as pasted into a shell.
+    let stdout = String::from_utf8_lossy(&linked.stdout);
+    let hint = stdout
+        .lines()
+        .find_map(|line| line.strip_prefix("Check what the key reaches with: "))
+        .expect("a check hint");
+    assert!(hint.starts_with("LEMONFIBER_CONFIG='"), "{hint}");
+    let elsewhere = Scratch::at(fresh_dir("elsewhere"));
+    std::fs::create_dir_all(&*elsewhere).expect("elsewhere");
+    let checked = Command::new("sh")
+        .args(["-c", hint])
+        .env_clear()
+        .current_dir(&*elsewhere)
+        .output()
+        .expect("the hint runs");
+    assert_eq!(checked.status.code(), Some(0), "{}", said(&checked));
+    assert!(String::from_utf8_lossy(&checked.stdout).contains("member"));
+}
+
+/// Issue 28: a link pasted with quotes around it (as shells and chat apps paste it) is taken, on
+/// stdin or as an argument; `unlink` removes the config it wrote, saying the key still works on
+/// the stack until it is revoked there, and refuses (exit 2) when there is none.
+#[tokio::test]
+async fn a_quoted_link_is_taken_and_unlink_removes_what_link_wrote() {
+    let demo = DemoStack::start().await;
+    let home = Scratch::at(fresh_dir("home"));
+    let linked = run(
+        &home,
+        &["link", "-"],
+        &format!("  '{}'  \n", demo.link("read")),
+    );
+    assert!(linked.status.success(), "{}", said(&linked));
+    let config = config_in(&home);
+    assert!(config.exists());
+
+    let unlinked = run(&home, &["unlink"], "");
+    let text = said(&unlinked);
+    assert_eq!(unlinked.status.code(), Some(0), "{text}");
+    assert!(!config.exists(), "the config is gone");
+    assert!(text.contains(&config.display().to_string()), "{text}");
+    assert!(
+        text.contains("still works on the stack until you revoke it there"),
+        "{text}"
+    );
+    let key = demo.key(&demo.read_key_file);
+    assert!(!text.contains(&key), "no key is printed");
+
+    let again = run(&home, &["unlink"], "");
+    assert_eq!(again.status.code(), Some(2), "{}", said(&again));
+    assert!(
+        said(&again).contains("there is no linked config at"),
+        "{}",
+        said(&again)
+    );
+
+    let quoted = format!("\"{}\"", demo.link("act"));
+    let relinked = run(&home, &["link", &quoted], "");
+    assert!(relinked.status.success(), "{}", said(&relinked));
+
+    // A file that is not a linked config is not removed.
+    let other = home.join("notes.json");
+    std::fs::write(&other, "{}").expect("written");
+    let refused = run_with(&home, &[("LEMONFIBER_CONFIG", &other)], &["unlink"], "");
+    assert_eq!(refused.status.code(), Some(2), "{}", said(&refused));
+    assert!(other.exists(), "left as it is");
+}
+
+/// Issue 28: `link -` at a terminal asks for the link on stderr and takes it on Enter, without
+/// waiting for the end of input. `script` gives it a terminal, and its stdin is kept open.
+#[tokio::test]
+async fn link_from_a_terminal_asks_for_the_link_and_takes_it_on_enter() {
+    let demo = DemoStack::start().await;
+    let home = Scratch::at(fresh_dir("home"));
+    let mut child = tokio::process::Command::new("script")
+        .args(["-qec", &format!("{BINARY} link -"), "/dev/null"])
+        .env_clear()
+        .env("HOME", &*home)
+        .stdin(Piped::piped())
+        .stdout(Piped::piped())
+        .stderr(Piped::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .expect("script (util-linux) runs");
+    let mut stdin = child.stdin.take().expect("stdin");
+    tokio::io::AsyncWriteExt::write_all(&mut stdin, format!("{}\n", demo.link("read")).as_bytes())
+        .await
+        .expect("written");
+    let output = tokio::time::timeout(std::time::Duration::from_secs(30), child.wait_with_output())
+        .await
+        .expect("link ends on Enter, with its input still open")
+        .expect("it ends");
+    drop(stdin);
+    let text = said(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(
+        text.contains("Paste the key link, then press Enter"),
+        "{text}"
+    );
+    assert!(config_in(&home).exists(), "{text}");
 }
 
 /// Everything a link printed and kept, but the one field of its config that must hold the key

@@ -56,12 +56,41 @@ pub fn read_linked(path: &Path) -> Result<Linked, ConfigError> {
     Ok(Linked { address, key })
 }
 
+/// What a linked config held that was removed: for the person to know which key to revoke.
+#[derive(Debug)]
+pub struct Unlinked {
+    pub address: String,
+    pub name: String,
+    pub scope: String,
+}
+
+/// Removes the linked config at `path`, if it is one `link` wrote (whoever may read it: one
+/// others could read is all the more to be removed). `None` when there is none.
+pub fn remove_linked(path: &Path) -> Result<Option<Unlinked>, ConfigError> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(error) if error.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(error) => return Err(ConfigError::ConfigUnreadable(path.to_owned(), error.kind())),
+    };
+    let written: Written =
+        serde_json::from_str(&text).map_err(|_| ConfigError::ConfigMalformed(path.to_owned()))?;
+    std::fs::remove_file(path)
+        .map_err(|error| ConfigError::ConfigNotWritten(path.to_owned(), error.kind()))?;
+    Ok(Some(Unlinked {
+        address: written.address,
+        name: written.name,
+        scope: written.scope,
+    }))
+}
+
 /// The config file, taken for one link before its claim is spent: made empty and exclusively
 /// (so two links at once cannot both write it, and a folder that cannot hold it is found before
 /// the claim is spent), and removed again unless the link's key is written to it.
 pub struct Reserved {
     path: PathBuf,
     written: bool,
+    /// The folders made to hold it, taken away again with it when nothing is written.
+    made: Vec<PathBuf>,
 }
 
 /// Takes `path` for a link: refused if a linked config is there already.
@@ -71,23 +100,30 @@ pub fn reserve(path: &Path) -> Result<Reserved, ConfigError> {
         .map_err(|error| ConfigError::ConfigNotWritten(path.to_owned(), error.kind()))?;
     let not_written =
         |error: std::io::Error| ConfigError::ConfigNotWritten(path.clone(), error.kind());
-    if let Some(folder) = path.parent() {
-        crate::state::make_missing_folder(folder).map_err(|refused| match refused {
-            FolderRefused::Io(error) => not_written(error),
-            FolderRefused::OthersMayReplace(mode) => {
-                ConfigError::ConfigFolderShared(folder.to_owned(), mode)
-            }
-        })?;
-    }
-    match std::fs::OpenOptions::new()
+    let made = match path.parent() {
+        Some(folder) => {
+            crate::state::make_missing_folder(folder).map_err(|refused| match refused {
+                FolderRefused::Io(error) => not_written(error),
+                FolderRefused::OthersMayReplace(mode) => {
+                    ConfigError::ConfigFolderShared(folder.to_owned(), mode)
+                }
+            })?
+        }
+        None => Vec::new(),
+    };
+    let opened = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
         .mode(0o600)
-        .open(&path)
-    {
+        .open(&path);
+    if opened.is_err() {
+        crate::state::remove_made_folders(&made);
+    }
+    match opened {
         Ok(_) => Ok(Reserved {
             path,
             written: false,
+            made,
         }),
         Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
             Err(ConfigError::AlreadyLinked(path))
@@ -130,6 +166,7 @@ impl Drop for Reserved {
     fn drop(&mut self) {
         if !self.written {
             let _ = std::fs::remove_file(&self.path);
+            crate::state::remove_made_folders(&self.made);
         }
     }
 }

@@ -1,7 +1,5 @@
 //! The demo's integration keys, one for each scope, written to key files only their owner can read.
 
-use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use super::DemoError;
@@ -39,55 +37,46 @@ pub struct DemoKey {
     pub scope: Scope,
     pub text: String,
     pub file: PathBuf,
+    /// Whether it is the key an earlier run left in its file.
+    pub kept: bool,
 }
 
-/// One key file (0600) for each scope in `directory` (made 0700 if missing). A key file already
-/// there is used again, so a demo restarted on the same folder admits the same keys.
-pub fn keys_in(directory: &Path) -> Result<Vec<DemoKey>, DemoError> {
-    if !directory.exists() {
-        std::fs::DirBuilder::new()
-            .mode(0o700)
-            .recursive(true)
-            .create(directory)
-            .map_err(|source| DemoError::File {
-                what: "make",
-                path: directory.to_owned(),
-                source,
-            })?;
-    }
+/// One key file (0600) for each scope in `directory`, which the caller has made the owner's
+/// alone. A key file already there is used again, so that a demo restarted on the same folder
+/// admits the same keys, unless `fresh` asks for new ones, or it is not a key, or others could
+/// read it (whoever did holds the key, so it is replaced).
+pub fn keys_in(directory: &Path, fresh: bool) -> Result<Vec<DemoKey>, DemoError> {
     let mut keys = Vec::new();
     for scope in [Scope::Read, Scope::Act, Scope::Member(MEMBER.to_owned())] {
         let file = directory.join(format!("{}.key", scope.kind()));
-        let kept = std::fs::read_to_string(&file)
-            .ok()
+        let kept = (!fresh && matches!(crate::state::open_to_others(&file), Ok(None)))
+            .then(|| std::fs::read_to_string(&file).ok())
+            .flatten()
             .map(|text| text.trim().to_owned());
-        let text = match kept.filter(|text| crate::stack::credential::Key::parse(text).is_ok()) {
+        let kept = kept.filter(|text| crate::stack::credential::Key::parse(text).is_ok());
+        let was_kept = kept.is_some();
+        let text = match kept {
             Some(text) => text,
             None => {
                 let text = format!("lfk_{}", random_hex(32)?);
-                std::fs::OpenOptions::new()
-                    .write(true)
-                    .create(true)
-                    .truncate(true)
-                    .mode(0o600)
-                    .open(&file)
-                    .and_then(|mut handle| handle.write_all(format!("{text}\n").as_bytes()))
-                    .map_err(|source| DemoError::File {
+                crate::state::write_whole(&file, format!("{text}\n").as_bytes()).map_err(
+                    |source| DemoError::File {
                         what: "write",
                         path: file.clone(),
                         source,
-                    })?;
+                    },
+                )?;
                 text
             }
         };
-        keys.push(DemoKey { scope, text, file });
+        keys.push(DemoKey {
+            scope,
+            text,
+            file,
+            kept: was_kept,
+        });
     }
     Ok(keys)
-}
-
-/// A fresh folder in `parent` for a demo's keys.
-pub fn fresh_directory(parent: &Path) -> Result<PathBuf, DemoError> {
-    Ok(parent.join(format!("lemonfiber-demo-{}", random_hex(8)?)))
 }
 
 /// `bytes` random bytes as hex.

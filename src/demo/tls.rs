@@ -1,5 +1,6 @@
-//! The demo stack's certificate, for the loopback names, and its pin. Made fresh at each start,
-//! or from a seed, so that a test can serve the same certificate again (and a different one).
+//! The demo stack's certificate, for the loopback names, and its pin. Made new, or from a seed
+//! (so that a test can serve the same certificate again, and a different one), or served again
+//! from what an earlier run kept (so that the pin a person pasted still holds).
 
 use std::sync::Arc;
 
@@ -19,6 +20,17 @@ const ED25519_PKCS8_PREFIX: [u8; 16] = [
 pub struct Certificate {
     pub config: Arc<ServerConfig>,
     pub pin: Fingerprint,
+    /// The certificate and its key (PKCS#8), as DER, for keeping.
+    pub der: (Vec<u8>, Vec<u8>),
+}
+
+/// The certificate `der` and its key, as made before: refused when they do not belong together.
+pub fn from_kept(der: (Vec<u8>, Vec<u8>)) -> Result<Certificate, DemoError> {
+    let certificate = CertificateDer::from(der.0.clone());
+    let pin = Fingerprint::of_certificate(&certificate);
+    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(der.1.clone()));
+    let config = crate::serve::tls::server_config(certificate, key)?;
+    Ok(Certificate { config, pin, der })
 }
 
 pub fn make(seed: Option<u64>) -> Result<Certificate, DemoError> {
@@ -50,11 +62,8 @@ pub fn make(seed: Option<u64>) -> Result<Certificate, DemoError> {
     let certificate = params
         .self_signed(&key_pair)
         .map_err(certificate("cannot sign the demo's certificate"))?;
-    let der: CertificateDer<'static> = certificate.der().clone();
-    let pin = Fingerprint::of_certificate(&der);
-    let key = PrivateKeyDer::Pkcs8(PrivatePkcs8KeyDer::from(key_pair.serialize_der()));
-    let config = crate::serve::tls::server_config(der, key)?;
-    Ok(Certificate { config, pin })
+    let der = certificate.der();
+    from_kept((der.to_vec(), key_pair.serialize_der()))
 }
 
 fn certificate(what: &'static str) -> impl Fn(rcgen::Error) -> DemoError {
@@ -74,5 +83,14 @@ mod tests {
             make(None).expect("a certificate").pin,
             make(None).expect("a certificate").pin
         );
+    }
+
+    #[test]
+    fn a_kept_certificate_is_served_with_its_pin_and_one_with_another_key_is_refused() {
+        let made = make(None).expect("a certificate");
+        let again = from_kept(made.der.clone()).expect("served again");
+        assert_eq!(again.pin, made.pin);
+        let other = make(None).expect("another");
+        assert!(from_kept((made.der.0, other.der.1)).is_err());
     }
 }

@@ -16,6 +16,9 @@ const START_LIMIT: Duration = Duration::from_secs(30);
 
 pub struct DemoStack {
     child: Child,
+    /// The folder the demo keeps its things in, when the support gave it one of its own: so that
+    /// no test run touches the real per-user folder, and no two demos share a kept port.
+    _folder: Option<Scratch>,
     pub address: String,
     pub pin: String,
     pub read_key_file: String,
@@ -46,10 +49,37 @@ impl DemoStack {
         Self::start_configured(Path::new(BINARY), &[], settings).await
     }
 
+    /// The demo as a person runs it, keeping its things in the per-user state folder, with
+    /// `state_home` as that person's `HOME` and `XDG_STATE_HOME`.
+    pub async fn start_kept(state_home: &Path, extra: &[&str]) -> DemoStack {
+        let home = state_home.display().to_string();
+        let settings = [("HOME", home.as_str()), ("XDG_STATE_HOME", home.as_str())];
+        Self::spawned(Path::new(BINARY), extra, &settings, None).await
+    }
+
     async fn start_configured(
         binary: &Path,
         extra: &[&str],
         settings: &[(&str, &str)],
+    ) -> DemoStack {
+        if extra.contains(&"--key-dir") {
+            return Self::spawned(binary, extra, settings, None).await;
+        }
+        let folder = Scratch::at(own_folder());
+        let folder_text = folder.display().to_string();
+        let extra: Vec<&str> = extra
+            .iter()
+            .copied()
+            .chain(["--key-dir", folder_text.as_str()])
+            .collect();
+        Self::spawned(binary, &extra, settings, Some(folder)).await
+    }
+
+    async fn spawned(
+        binary: &Path,
+        extra: &[&str],
+        settings: &[(&str, &str)],
+        folder: Option<Scratch>,
     ) -> DemoStack {
         let mut child = Command::new(binary)
             .arg("demo")
@@ -86,11 +116,11 @@ impl DemoStack {
             mcp_pin: text("/mcp_pin"),
             links: info["links"].clone(),
             child,
+            _folder: folder,
         }
     }
 
-    /// Stops the demo stack as a person would (SIGTERM), so it removes its keys, and waits
-    /// until it has gone.
+    /// Stops the demo stack as a person would (SIGTERM), and waits until it has gone.
     pub async fn stop(self) {
         drop(self);
     }
@@ -185,6 +215,13 @@ pub fn stop_gracefully(child: &mut Child) {
         std::thread::sleep(Duration::from_millis(50));
     }
     let _ = child.start_kill();
+}
+
+/// A folder of its own for one demo, under the system's temporary folder.
+fn own_folder() -> PathBuf {
+    static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    std::env::temp_dir().join(format!("lemonfiber-demo-test-{}-{n}", std::process::id()))
 }
 
 /// A test's own folder, removed when it goes out of scope, however the test ends.
