@@ -20,6 +20,8 @@ mod http_server;
 mod https;
 #[path = "support/pki.rs"]
 mod pki;
+#[path = "support/python.rs"]
+mod python;
 
 use std::time::Duration;
 
@@ -743,4 +745,82 @@ async fn certificate_rotate_refuses_where_no_pinned_server_serves_naming_why() {
     let done = rotate_with(&[("LEMONFIBER_STATE", acme.as_os_str())]).await;
     refused(&done, "holds an ACME account or issued certificate");
     assert_eq!(contents(&acme), before, "nothing is changed");
+}
+
+/// The first code block of `language` in docs/certificates.md, with the example's name, file and
+/// pin (where it has one) swapped for the server's.
+fn recipe(language: &str, url: &str, file: &str, pin: &str) -> String {
+    let docs =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/certificates.md"))
+            .expect("the docs");
+    let opening = format!("```{language}\n");
+    let (_, after) = docs.split_once(&opening).expect("a recipe in the docs");
+    let (code, _) = after.split_once("```").expect("the recipe ends");
+    for example in [
+        "https://mcp.home.arpa:9443/health",
+        "server-certificate.pem",
+    ] {
+        assert!(code.contains(example), "the recipe names {example}");
+    }
+    code.replace("https://mcp.home.arpa:9443/health", url)
+        .replace("server-certificate.pem", file)
+        .replace(EXAMPLE_PIN, pin)
+}
+
+/// The public key pin the docs' examples show.
+const EXAMPLE_PIN: &str = "wCD9yMyGDlF43jg+oYMrtnRSv6PwCGS98jm7CgmU6rw=";
+
+/// Issue 28: the Node and Python recipes in docs/certificates.md, run as written with the real
+/// `node` and the Python the interop tests use, check the served certificate: Node accepts the
+/// printed public key pin and refuses another; Python trusts the certificate file.
+#[tokio::test]
+async fn the_node_and_python_recipes_in_the_docs_check_the_server() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let spki = server.said["spki_sha256"].as_str().expect("spki_sha256");
+    let file = server.said["certificate_file"]
+        .as_str()
+        .expect("certificate_file");
+    let health = server.url.replace("/mcp", "/health");
+    let folder = Scratch::at(fresh_dir("recipes"));
+    std::fs::create_dir_all(&*folder).expect("a folder");
+
+    let node = |pin: &str| {
+        let script = folder.join(format!("check-{}.mjs", pin.len()));
+        std::fs::write(&script, recipe("js", &health, file, pin)).expect("written");
+        script.display().to_string()
+    };
+    let accepted = ran("node", &[&node(spki)], None).await;
+    assert_eq!(
+        String::from_utf8_lossy(&accepted.stdout).trim(),
+        "200",
+        "{accepted:?}"
+    );
+    let wrong = format!("{}=", "A".repeat(42));
+    let refused = ran("node", &[&node(&wrong)], None).await;
+    assert!(refused.stdout.is_empty(), "{refused:?}");
+    let said = String::from_utf8_lossy(&refused.stderr);
+    assert!(
+        said.contains(&format!(
+            "the server's public key pin is {spki}, not the one pinned"
+        )),
+        "{said}"
+    );
+
+    // The interop tests' SDK pins httpx2, the same client under the name it is installed by.
+    let script = folder.join("check.py");
+    let code =
+        recipe("python", &health, file, spki).replace("import httpx\n", "import httpx2 as httpx\n");
+    std::fs::write(&script, code).expect("written");
+    let checked = ran(
+        &python::python().display().to_string(),
+        &[&script.display().to_string()],
+        None,
+    )
+    .await;
+    assert_eq!(
+        String::from_utf8_lossy(&checked.stdout).trim(),
+        "200",
+        "{checked:?}"
+    );
 }
