@@ -824,3 +824,47 @@ async fn the_node_and_python_recipes_in_the_docs_check_the_server() {
         "{checked:?}"
     );
 }
+
+/// Issue 28: the example in docs/http.md runs as pasted into a shell (it once held an apostrophe
+/// the shell took for a quote), reaches the program with every setting, and serves MCP on a port
+/// of its own, not the stack's; given the placeholder, the program refuses the pin, naming it.
+#[tokio::test]
+async fn the_http_example_in_the_docs_runs_as_pasted() {
+    let docs = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/docs/http.md"))
+        .expect("the docs");
+    let (_, after) = docs.split_once("```sh\n").expect("an example");
+    let (example, _) = after.split_once("```").expect("the example ends");
+    assert!(
+        example.contains("LEMONFIBER_LISTEN=0.0.0.0:9443"),
+        "{example}"
+    );
+    assert!(
+        example.contains("LEMONFIBER_ADDRESS=https://stack.home.arpa:8443"),
+        "{example}"
+    );
+    let home = Scratch::at(fresh_dir("http-example-home"));
+    let binaries = std::path::Path::new(BINARY).parent().expect("a folder");
+    let ran = tokio::time::timeout(
+        Duration::from_secs(30),
+        tokio::process::Command::new("sh")
+            .args(["-c", example])
+            .env_clear()
+            .env("PATH", format!("{}:/usr/bin:/bin", binaries.display()))
+            .env("HOME", &*home)
+            .kill_on_drop(true)
+            .output(),
+    )
+    .await
+    .expect("it stops by itself")
+    .expect("sh runs");
+    let said = String::from_utf8_lossy(&ran.stderr);
+    assert_eq!(ran.status.code(), Some(2), "{said}");
+    assert!(
+        said.starts_with("lemonfiber-mcp: LEMONFIBER_PIN is not a pin"),
+        "{said}"
+    );
+    assert!(
+        !home.exists(),
+        "nothing is made before the settings are right"
+    );
+}
