@@ -177,6 +177,33 @@ pub enum ConfigError {
          comes from elsewhere"
     )]
     RotateIsPinned(&'static str),
+    #[error(
+        "certificate rotate found no state folder at {folder}, so no server serves a certificate from there and \
+         nothing was made. Run it with the {STATE} the server runs with (without {STATE}, the server uses the \
+         http folder in this user's state folder)",
+        folder = .0.display()
+    )]
+    RotateNoState(PathBuf),
+    #[error(
+        "certificate rotate replaces the pinned mode's certificate, and {folder} holds a private root \
+         (private-ca-root.pem), whose certificates renew by themselves; nothing was changed. To make a new root, \
+         stop the server and move the private-ca-root files and private-ca-names away (every device must then \
+         install the new root)",
+        folder = .0.display()
+    )]
+    RotateHoldsPrivateRoot(PathBuf),
+    #[error(
+        "certificate rotate replaces the pinned mode's certificate, and {folder} holds an ACME account or issued \
+         certificate (acme-account.json, acme-issued.json), which the authority renews; nothing was changed",
+        folder = .0.display()
+    )]
+    RotateHoldsAcme(PathBuf),
+    #[error(
+        "certificate rotate found no server-certificate.pem in {folder}, so no pinned server serves from it and \
+         nothing was made. Run it with the {STATE} the server runs with",
+        folder = .0.display()
+    )]
+    RotateNoCertificate(PathBuf),
 }
 
 /// How the server deals with the stack and the assistant, whichever way it is reached.

@@ -331,6 +331,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
             "control": format!("http://{control_address}"),
             "mcp_url": served.mcp_url,
             "mcp_pin": served.mcp.fingerprint.to_hex(),
+            "mcp_spki_sha256": served.mcp.spki.to_base64(),
         });
         println!("{line}");
     } else {
@@ -429,6 +430,10 @@ fn print_for_a_person(demo: &Demo, served: &Served, folder: &Path, all_kept: boo
         "  fingerprint  {} (SHA-256; pin it, or trust {})",
         served.mcp.fingerprint.to_hex(),
         served.mcp.trust_file.display()
+    );
+    println!(
+        "  public key   {} (SPKI SHA-256, base64; for curl: --pinnedpubkey sha256//<this>)",
+        served.mcp.spki.to_base64()
     );
     println!("  key          send one of the keys above as: Authorization: Bearer <key>\n");
     println!(

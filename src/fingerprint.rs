@@ -7,6 +7,9 @@ use std::fmt;
 
 use sha2::{Digest, Sha256};
 
+mod spki;
+pub use spki::SpkiPin;
+
 const HEX_LEN: usize = 64;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -56,6 +59,17 @@ impl Fingerprint {
     pub fn to_hex(self) -> String {
         hex::encode(self.0)
     }
+
+    /// Upper-case pairs joined by colons, the way `openssl x509 -fingerprint -sha256` and
+    /// browsers show it, so a person can compare the two by eye.
+    pub fn to_colon_pairs(self) -> String {
+        let hex = hex::encode_upper(self.0);
+        let pairs: Vec<&str> = (0..hex.len())
+            .step_by(2)
+            .filter_map(|at| hex.get(at..at + 2))
+            .collect();
+        pairs.join(":")
+    }
 }
 
 impl fmt::Debug for Fingerprint {
@@ -81,6 +95,7 @@ mod tests {
         let hex = pin.to_hex().to_uppercase();
         let pairs: Vec<&str> = (0..32).map(|at| &hex[at * 2..at * 2 + 2]).collect();
         assert_eq!(Fingerprint::parse(&pairs.join(":")), Ok(pin));
+        assert_eq!(pin.to_colon_pairs(), pairs.join(":"));
         for wrong in [
             pairs[..31].join(":"),
             format!("{}:", pairs.join(":")),

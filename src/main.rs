@@ -35,13 +35,17 @@ enum Command {
     /// wrote (LEMONFIBER_CONFIG names another); a key is never an argument.
     Stdio,
     /// Serve MCP Streamable HTTP over TLS, for an assistant on a phone or in a browser. Reads
-    /// LEMONFIBER_LISTEN, LEMONFIBER_ADDRESS, LEMONFIBER_PIN, LEMONFIBER_NAMES and LEMONFIBER_STATE;
-    /// every request brings its own key as `Authorization: Bearer`.
+    /// LEMONFIBER_LISTEN, LEMONFIBER_ADDRESS, LEMONFIBER_PIN, LEMONFIBER_NAMES and LEMONFIBER_STATE
+    /// (the folder for its certificates and secrets; by default $XDG_STATE_HOME/lemonfiber-mcp/http,
+    /// or ~/.local/state/lemonfiber-mcp/http); every request brings its own key as
+    /// `Authorization: Bearer`.
     Http {
         /// The address to serve on (instead of LEMONFIBER_LISTEN).
         #[arg(long)]
         listen: Option<SocketAddr>,
-        /// Print one JSON line once listening (the MCP URL and the certificate's fingerprint).
+        /// Print one JSON line once listening: the MCP URL, the certificate's fingerprint
+        /// (mcp_pin), its public key pin (spki_sha256, base64 as curl's --pinnedpubkey takes it)
+        /// and, in private-ca mode, the root's fingerprint (root_fingerprint).
         #[arg(long)]
         json: bool,
     },
@@ -71,7 +75,9 @@ enum Command {
     /// Ask the HTTP mode serving on LEMONFIBER_LISTEN on this machine for /health: the
     /// container's health check. Exits 0 when it answers 200.
     Health,
-    /// The certificate the HTTP mode serves (kept in LEMONFIBER_STATE, for LEMONFIBER_NAMES).
+    /// The certificate the HTTP mode serves (kept in LEMONFIBER_STATE, for LEMONFIBER_NAMES). Without
+    /// LEMONFIBER_STATE the folder is $XDG_STATE_HOME/lemonfiber-mcp/http, or
+    /// ~/.local/state/lemonfiber-mcp/http (on Windows, %LOCALAPPDATA%\lemonfiber-mcp\http).
     Certificate {
         #[command(subcommand)]
         action: CertificateAction,
@@ -129,8 +135,11 @@ enum GrantsAction {
 
 #[derive(Subcommand)]
 enum CertificateAction {
-    /// Replace it with a new one and print its fingerprint; a running server serves the new one
-    /// within seconds, and every client pinning the old one must be given the new one.
+    /// Replace it with a new one and print its fingerprint and public key pin; a running server
+    /// serves the new one within seconds, and every client pinning the old one must be given the
+    /// new one. Only in the pinned mode's state folder: it refuses (exit 2), changing nothing,
+    /// where the folder does not exist, holds no pinned certificate, or holds a private root or an
+    /// ACME certificate.
     Rotate,
 }
 

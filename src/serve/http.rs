@@ -34,7 +34,7 @@ use super::tls;
 use crate::access::consent::Seal;
 use crate::access::sealing::SealError;
 use crate::config::{self, ConfigError, HttpSettings, TlsMode};
-use crate::fingerprint::Fingerprint;
+use crate::fingerprint::{Fingerprint, SpkiPin};
 use crate::mcp::audit;
 use crate::mcp::server::Common;
 use crate::serve::Fatal;
@@ -76,6 +76,10 @@ struct App {
 pub struct Serving {
     pub address: SocketAddr,
     pub fingerprint: Fingerprint,
+    /// The served certificate's public-key pin, for the clients that pin a key (curl, browsers).
+    pub spki: SpkiPin,
+    /// The private root's fingerprint, in the mode that has one.
+    pub root_fingerprint: Option<Fingerprint>,
     /// The PEM a client trusts to check the server.
     pub trust_file: std::path::PathBuf,
     /// Who can check the certificate served (F13-R13).
@@ -181,6 +185,8 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     Ok(Serving {
         address,
         fingerprint: certificate.fingerprint,
+        spki: certificate.spki,
+        root_fingerprint: certificate.root_fingerprint,
         trust_file: certificate.trust_file,
         who_can_check: certificate.who_can_check,
         certificate_keeper: certificate.keeper,
@@ -243,23 +249,26 @@ pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fat
         tls_mode,
         serving,
     } = start(|name| std::env::var(name).ok(), listen).await?;
-    tracing::info!(url = %url, fingerprint = %serving.fingerprint.to_hex(), "serving MCP over HTTPS");
+    let spki = serving.spki.to_base64();
+    tracing::info!(
+        url = %url,
+        fingerprint = %serving.fingerprint.to_hex(),
+        spki_sha256 = %spki,
+        "serving MCP over HTTPS"
+    );
     tracing::info!(mode = tls_mode, "{}", serving.who_can_check);
     if print_json {
         let line = json!({
             "mcp_url": url,
             "mcp_pin": serving.fingerprint.to_hex(),
+            "spki_sha256": spki,
+            "root_fingerprint": serving.root_fingerprint.map(Fingerprint::to_hex),
             "certificate_file": serving.trust_file.display().to_string(),
             "tls_mode": tls_mode,
         });
         println!("{line}");
     } else {
-        println!("Serving MCP at {url}");
-        println!(
-            "Certificate fingerprint (SHA-256): {}",
-            serving.fingerprint.to_hex()
-        );
-        println!("{}", serving.who_can_check);
+        print_for_a_person(&url, tls_mode, &serving);
     }
     let Serving {
         ends,
@@ -278,6 +287,53 @@ pub async fn run(listen: Option<SocketAddr>, print_json: bool) -> Result<(), Fat
             Ok(Err(error)) => Err(Fatal::HttpsStopped(error)),
             Err(error) => Err(Fatal::HttpsAbandoned(error)),
         },
+    }
+}
+
+/// What `run` says it serves, for the person who started it: in private-ca mode the root first,
+/// since that is what a device checks and installs, and the leaf it issues changes every week.
+fn print_for_a_person(url: &str, tls_mode: &str, serving: &Serving) {
+    if let Some(root) = serving.root_fingerprint {
+        println!(
+            "Private root fingerprint (SHA-256): {}",
+            root.to_colon_pairs()
+        );
+        println!(
+            "  Install the root ({}, also served at /root.pem) on each device, after checking that the device \
+             shows this fingerprint for it.",
+            serving.trust_file.display()
+        );
+    }
+    println!("Serving MCP at {url}");
+    println!(
+        "Certificate fingerprint (SHA-256): {}",
+        serving.fingerprint.to_hex()
+    );
+    let spki = serving.spki.to_base64();
+    println!(
+        "Public key pin (SPKI SHA-256, base64): {spki}   (curl: --pinnedpubkey sha256//{spki})"
+    );
+    println!("  {}", how_long_the_pins_last(tls_mode));
+    println!("{}", serving.who_can_check);
+}
+
+/// Whether a client may pin what is printed, in the mode `tls_mode` names.
+fn how_long_the_pins_last(tls_mode: &str) -> &'static str {
+    match tls_mode {
+        "private-ca" => {
+            "Both change every week, when the certificate is renewed: pin or install the root above instead."
+        }
+        "acme" => {
+            "Both change at every renewal (each brings a new key): let clients trust the authority rather than pin \
+             these."
+        }
+        "files" => {
+            "Both change when your files are replaced (the public key pin only if the key is replaced too)."
+        }
+        _ => {
+            "Both stay the same across restarts, until `lemonfiber-mcp certificate rotate` or a change of \
+             LEMONFIBER_NAMES replaces the certificate."
+        }
     }
 }
 
@@ -311,14 +367,30 @@ pub fn rotate() -> Result<(), Fatal> {
     if mode != TlsMode::Pinned {
         return Err(ConfigError::RotateIsPinned(mode.name()).into());
     }
+    // A certificate made where no pinned server serves from would be a fingerprint nothing
+    // serves, and in a folder that did not exist, a fresh one nobody asked for.
+    let refused = match tls::what_is_in(&state) {
+        tls::Holds::PinnedCertificate => None,
+        tls::Holds::NoFolder => Some(ConfigError::RotateNoState(state.clone())),
+        tls::Holds::PrivateRoot => Some(ConfigError::RotateHoldsPrivateRoot(state.clone())),
+        tls::Holds::Acme => Some(ConfigError::RotateHoldsAcme(state.clone())),
+        tls::Holds::NoCertificate => Some(ConfigError::RotateNoCertificate(state.clone())),
+    };
+    if let Some(refused) = refused {
+        return Err(refused.into());
+    }
     let presented = tls::make_and_keep(&state, &names).map_err(StartError::from)?;
     println!(
         "New certificate fingerprint (SHA-256): {}",
         presented.fingerprint.to_hex()
     );
     println!(
-        "Every client that pins the old fingerprint must be given this one: until then it cannot \
-         connect."
+        "New public key pin (SPKI SHA-256, base64): {}",
+        presented.spki.to_base64()
+    );
+    println!(
+        "Every client that pins the old fingerprint or public key must be given the new one: until then \
+         it cannot connect."
     );
     Ok(())
 }

@@ -13,7 +13,7 @@ use rustls::sign::CertifiedKey;
 use tokio_util::sync::CancellationToken;
 
 use crate::config::{AcmeChallenge, TlsMode};
-use crate::fingerprint::Fingerprint;
+use crate::fingerprint::{Fingerprint, SpkiPin};
 use inspect::{Lifetime, uncovered};
 
 mod acme;
@@ -22,7 +22,7 @@ mod inspect;
 mod pinned;
 mod private_ca;
 mod resolver;
-pub use pinned::make_and_keep;
+pub use pinned::{Holds, make_and_keep, what_is_in};
 pub use resolver::Swappable;
 
 /// How often a mode that watches files looks at them, so that a replaced certificate is served
@@ -37,6 +37,11 @@ pub struct Served {
     pub config: Arc<ServerConfig>,
     /// The fingerprint of the certificate served first.
     pub fingerprint: Fingerprint,
+    /// The public-key pin of the certificate served first, for the clients that pin a key.
+    pub spki: SpkiPin,
+    /// The private root's fingerprint, in the mode that has one: what a device compares before
+    /// installing it, and what lasts while the leaf it issues changes weekly.
+    pub root_fingerprint: Option<Fingerprint>,
     /// The PEM a client trusts to check the server: the certificate itself, the operator's chain,
     /// the private root, or the issued chain.
     pub trust_file: PathBuf,
@@ -54,6 +59,7 @@ struct Started {
     resolver: Arc<Swappable>,
     trust_file: PathBuf,
     root_pem: Option<Arc<str>>,
+    root_fingerprint: Option<Fingerprint>,
     keeper: tokio::task::JoinHandle<()>,
 }
 
@@ -86,6 +92,8 @@ pub enum CertError {
     NotYetValid(PathBuf, String),
     #[error("the certificate in {file} cannot be read as X.509", file = .0.display())]
     NotX509(PathBuf),
+    #[error("the certificate cannot be read as X.509 to find its public key")]
+    NoPublicKey,
     #[error("{file} is not as this server wrote it; remove it and it is made again", file = .0.display())]
     NotOurs(PathBuf),
     #[error(
@@ -136,31 +144,34 @@ pub fn serve_certificate(
         TlsMode::PrivateCa => private_ca::start(state, names, ends)?,
         TlsMode::Acme(settings) => acme::start(settings, state, names, ends)?,
     };
-    let who_can_check = who_can_check(mode, &started.first.fingerprint, &started.trust_file);
+    let who_can_check = who_can_check(mode, &started);
     let answers_tls_alpn =
         matches!(mode, TlsMode::Acme(settings) if settings.challenge == AcmeChallenge::TlsAlpn);
     Ok(Served {
         config: config_presenting(started.resolver, answers_tls_alpn)?,
         fingerprint: started.first.fingerprint,
+        spki: started.first.spki,
         trust_file: started.trust_file,
         root_pem: started.root_pem,
+        root_fingerprint: started.root_fingerprint,
         who_can_check,
         keeper: started.keeper,
     })
 }
 
 /// F13-R13: who can check the certificate `mode` serves, and so which assistants can reach it.
-fn who_can_check(mode: &TlsMode, fingerprint: &Fingerprint, trust_file: &Path) -> String {
+fn who_can_check(mode: &TlsMode, started: &Started) -> String {
     const HOSTED: &str = "An assistant whose provider makes the connection (a phone or browser assistant hosted by \
                           its provider) can reach this server only with a publicly trusted certificate: acme mode \
                           with a public authority, or files from one.";
-    let trust_file = trust_file.display();
+    let trust_file = started.trust_file.display();
     match mode {
         TlsMode::Pinned => format!(
-            "This server serves a certificate of its own (fingerprint {}). Only a client that pins that fingerprint or \
-             trusts {trust_file} can check it, so only assistants that connect from your own devices can reach it. \
-             {HOSTED}",
-            fingerprint.to_hex()
+            "This server serves a certificate of its own (fingerprint {}, public key SHA-256 {}). Only a client that \
+             pins that fingerprint or that public key, or trusts {trust_file}, can check it, so only assistants that \
+             connect from your own devices can reach it. {HOSTED}",
+            started.first.fingerprint.to_hex(),
+            started.first.spki.to_base64()
         ),
         TlsMode::Files { .. } => format!(
             "This server serves the certificate in {trust_file}. Whoever trusts the authority that issued it can \
@@ -168,9 +179,12 @@ fn who_can_check(mode: &TlsMode, fingerprint: &Fingerprint, trust_file: &Path) -
              {HOSTED}"
         ),
         TlsMode::PrivateCa => format!(
-            "This server serves certificates from a private root of its own, in {trust_file} and at /root.pem. Only \
-             devices that have installed that root can check it, so only assistants on your own devices can reach \
-             it. {HOSTED}"
+            "This server serves certificates from a private root of its own (root fingerprint {}), in {trust_file} \
+             and at /root.pem. Only devices that have installed that root can check it, so only assistants on your \
+             own devices can reach it. {HOSTED}",
+            started
+                .root_fingerprint
+                .map_or_else(String::new, |root| root.to_colon_pairs())
         ),
         TlsMode::Acme(settings) => format!(
             "This server serves a certificate issued by the ACME authority at {}. Whoever trusts that authority can \
@@ -191,10 +205,12 @@ pub fn server_config(
     )
 }
 
-/// A certificate chain with its key, as a handshake presents it, and the leaf's fingerprint.
+/// A certificate chain with its key, as a handshake presents it, and the leaf's fingerprint and
+/// public-key pin.
 pub struct Presented {
     certified: Arc<CertifiedKey>,
     pub fingerprint: Fingerprint,
+    pub spki: SpkiPin,
 }
 
 /// A TLS server configuration that presents whatever `resolver` holds (HTTP/1.1, ring), and
@@ -221,15 +237,17 @@ fn presented(
     chain: Vec<CertificateDer<'static>>,
     key: PrivateKeyDer<'static>,
 ) -> Result<Presented, CertError> {
-    let fingerprint = chain
+    let leaf = chain
         .first()
-        .map(|leaf| Fingerprint::of_certificate(leaf))
         .ok_or(CertError::Unusable(rustls::Error::NoCertificatesPresented))?;
+    let fingerprint = Fingerprint::of_certificate(leaf);
+    let spki = SpkiPin::of_certificate(leaf).ok_or(CertError::NoPublicKey)?;
     let certified = CertifiedKey::from_der(chain, key, &rustls::crypto::ring::default_provider())
         .map_err(CertError::Unusable)?;
     Ok(Presented {
         certified: Arc::new(certified),
         fingerprint,
+        spki,
     })
 }
 
@@ -290,7 +308,12 @@ async fn keep_looking(
             Look::Changed(Ok(presented)) => {
                 resolver.swap(presented.certified);
                 last_problem = None;
-                tracing::info!(fingerprint = %presented.fingerprint.to_hex(), from = %source, "serving the new certificate");
+                tracing::info!(
+                    fingerprint = %presented.fingerprint.to_hex(),
+                    spki_sha256 = %presented.spki.to_base64(),
+                    from = %source,
+                    "serving the new certificate"
+                );
             }
             Look::Changed(Err(problem)) => {
                 let said = problem.to_string();

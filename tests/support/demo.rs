@@ -27,6 +27,8 @@ pub struct DemoStack {
     pub control: String,
     pub mcp_url: String,
     pub mcp_pin: String,
+    /// The base64 SHA-256 of the MCP certificate's public key, as curl and browsers pin it.
+    pub mcp_spki_sha256: String,
     /// A key link for each key, by scope (`read`, `act`, `member`).
     pub links: Value,
 }
@@ -114,6 +116,7 @@ impl DemoStack {
             control: text("/control"),
             mcp_url: text("/mcp_url"),
             mcp_pin: text("/mcp_pin"),
+            mcp_spki_sha256: text("/mcp_spki_sha256"),
             links: info["links"].clone(),
             child,
             _folder: folder,

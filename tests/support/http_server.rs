@@ -22,6 +22,8 @@ pub struct HttpServer {
     child: Child,
     pub url: String,
     pub pin: String,
+    /// The JSON line it printed once listening, whole.
+    pub said: Value,
     pub client: reqwest::Client,
     stderr: Arc<Mutex<String>>,
     /// The state folder and audit file made for this server alone, removed when it stops.
@@ -118,6 +120,7 @@ impl HttpServer {
             client: pinned_client(&pin),
             url,
             pin,
+            said: info,
             stderr,
             made,
         }

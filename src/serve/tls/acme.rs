@@ -27,10 +27,10 @@ mod connection;
 use answers::Answers;
 use connection::Connection;
 
-const ACCOUNT_FILE: &str = "acme-account.json";
+pub(super) const ACCOUNT_FILE: &str = "acme-account.json";
 /// The issued chain with its key and the directory that issued it, kept whole in one file so a
 /// chain is never found beside another's key.
-const ISSUED_FILE: &str = "acme-issued.json";
+pub(super) const ISSUED_FILE: &str = "acme-issued.json";
 /// The issued chain alone, for a client to trust as it is.
 const CERTIFICATE_FILE: &str = "acme-certificate.pem";
 /// The wait after a first failure; it doubles with each failure after, up to the longest.
@@ -105,6 +105,7 @@ pub(super) fn start(
         resolver,
         trust_file: state.join(CERTIFICATE_FILE),
         root_pem: None,
+        root_fingerprint: None,
         keeper,
     })
 }

@@ -53,6 +53,7 @@ pub(super) fn start(
         resolver,
         trust_file: certificate.to_owned(),
         root_pem: None,
+        root_fingerprint: None,
         keeper,
     })
 }

@@ -40,6 +40,7 @@ pub(super) fn start(
         resolver,
         trust_file: state.join(CERTIFICATE_FILE),
         root_pem: None,
+        root_fingerprint: None,
         keeper,
     })
 }
@@ -54,6 +55,39 @@ pub(super) fn own_certificate(state: &Path, names: &[String]) -> Result<Presente
         // Kept files that are there but unusable are the operator's to look at, not to replace.
         Some(Err(problem)) if !matches!(problem, CertError::NotRead(..)) => Err(problem),
         _ => make_and_keep(state, names),
+    }
+}
+
+/// What a state folder holds, as far as `certificate rotate` is concerned: a new certificate is
+/// worth making only where a pinned server serves the one it replaces, or it prints a
+/// fingerprint nothing serves.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Holds {
+    /// A pinned server's certificate, and nothing of another mode.
+    PinnedCertificate,
+    NoFolder,
+    /// A private root, whose leaves renew by themselves.
+    PrivateRoot,
+    /// An ACME account or issued certificate (beside it, the stand-in is served only until the
+    /// authority issues one).
+    Acme,
+    /// A folder no pinned server has served from.
+    NoCertificate,
+}
+
+/// What `state` holds, looked at without writing anything.
+pub fn what_is_in(state: &Path) -> Holds {
+    let has = |file: &str| state.join(file).exists();
+    if !state.is_dir() {
+        Holds::NoFolder
+    } else if has(super::private_ca::ROOT_FILE) {
+        Holds::PrivateRoot
+    } else if has(super::acme::ACCOUNT_FILE) || has(super::acme::ISSUED_FILE) {
+        Holds::Acme
+    } else if has(CERTIFICATE_FILE) {
+        Holds::PinnedCertificate
+    } else {
+        Holds::NoCertificate
     }
 }
 

@@ -21,7 +21,7 @@ use super::{
 };
 use crate::fingerprint::Fingerprint;
 
-const ROOT_FILE: &str = "private-ca-root.pem";
+pub(super) const ROOT_FILE: &str = "private-ca-root.pem";
 const ROOT_KEY_FILE: &str = "private-ca-root-key.pem";
 /// The names the root was made for, one a line: the names it may certify.
 const ROOT_NAMES_FILE: &str = "private-ca-names";
@@ -48,6 +48,7 @@ pub(super) fn start(
          or from /root.pem on this server"
     );
     let root_pem = Some(Arc::from(root.pem.as_str()));
+    let root_fingerprint = Some(root.fingerprint);
     let keeper = tokio::spawn(keep_renewed(
         root,
         names.to_vec(),
@@ -60,6 +61,7 @@ pub(super) fn start(
         resolver,
         trust_file: state.join(ROOT_FILE),
         root_pem,
+        root_fingerprint,
         keeper,
     })
 }
