@@ -24,20 +24,22 @@ use super::asking::{self, ANSWER_WITHIN, Asked};
 use super::audit::{self, Decision};
 use super::notices::{Notices, Severity};
 use super::prompts;
+use super::question;
 use super::versions::{
     self, KNOWN_METHODS, PROTOCOL_VERSIONS, name_the_server, resource_not_found, this_server,
 };
 use super::watches::{self, Tell, Watch, WatchCount, Watches};
 use crate::access::consent::{self, AskedAbout, Consent, NoConsent, OfferRefused, Seal};
 use crate::access::offer::{self, Offer};
+use crate::access::plan;
 use crate::access::standing::{self, Position, SharedStanding};
 use crate::answer::outcome::{self, Answer, Handover};
-use crate::answer::sentences::{self, Subject, Via};
-use crate::catalogue::{self, Action, Audience, OFFER_ARGUMENT, Operation, ToolSpec};
+use crate::answer::sentences::{self, Via};
+use crate::catalogue::{self, Action, Audience, OFFER_ARGUMENT, Operation, Read, ToolSpec};
 use crate::config::Conduct;
 use crate::stack::jobs;
 use crate::stack::parameters::Parameters;
-use crate::stack::{Failure, Refusal, Reply, Scope, Stack};
+use crate::stack::{Body, Failure, Refusal, Reply, Scope, Stack};
 
 /// What every session of the server shares, whichever key it serves: how it deals with the stack
 /// and the assistant, the seal its offers are made with, and the watches every key holds.
@@ -99,6 +101,12 @@ impl Caller {
             stateless: versions::stateless(context.protocol_version()),
             answer: None,
         }
+    }
+
+    /// Whether this call puts a question to the person: one that can ask, except on 2026-07-28 when
+    /// the call brings back the answer to a question already put.
+    fn puts_question(&self) -> bool {
+        self.can_ask && !(self.stateless && self.answer.is_some())
     }
 
     /// The caller of a tool, with the answers its call brings back, if any.
@@ -470,7 +478,10 @@ impl LemonfiberServer {
                 .map(|reply| (reply.status, outcome::answer(tool.name, reply))),
             Operation::Rehearse(action) => self.rehearse(tool, action, &arguments).await,
             Operation::Act(action) => {
-                let consented = match self.consented(tool, action, &arguments, caller).await {
+                let consented = match self
+                    .consented(tool, action, &arguments, offer, caller)
+                    .await
+                {
                     Ok(consented) => consented,
                     Err(refused) => return refused,
                 };
@@ -556,6 +567,7 @@ impl LemonfiberServer {
                 action.act_tool(),
                 &rehearsed,
                 &stack_offer,
+                &plan::digest(&reply),
             )
         });
         let status = reply.status;
@@ -566,17 +578,22 @@ impl LemonfiberServer {
     }
 
     /// The body an act is sent with, its `Idempotency-Key`, and the person's yes. For an action
-    /// that is rehearsed: the offer opened for this key and action, the person asked where their
-    /// client can ask, and the offer spent before anything is sent; the arguments sealed in it are
-    /// sent with the stack's own offer (and `confirm`, if given), under the offer's key. For an
-    /// action with no rehearsal that disturbs the stack, the person is asked about the arguments
-    /// as given, under the same rules but with no offer to stand for their yes. Otherwise the
-    /// arguments as given, under a fresh key. Refused, it says why in the call's answer.
+    /// that is rehearsed: the offer opened for this key and action; where the client can ask the
+    /// person, the same arguments rehearsed again and the fresh plan compared with the one the offer
+    /// was made on (a plan that has moved is never asked about: the assistant is told to rehearse
+    /// again), and the person asked about the plan as it stands; the offer spent before anything is
+    /// sent. The arguments sealed in it are sent with the stack's offer (the fresh rehearsal's where
+    /// there was one, made on the very plan the person was asked about) and `confirm`, if given,
+    /// under the offer's key. For an action with no rehearsal that disturbs the stack, the person is
+    /// asked about the arguments as given, under the same rules but with no offer to stand for their
+    /// yes. Otherwise the arguments as given, under a fresh key. Refused, it says why in the call's
+    /// answer.
     async fn consented(
         &self,
         tool: &ToolSpec,
         action: Action,
         arguments: &Parameters,
+        offer: &Offer,
         caller: &Caller,
     ) -> Result<Consented, Ran> {
         let seal = &self.common.seal;
@@ -584,9 +601,12 @@ impl LemonfiberServer {
             let body = arguments.to_body();
             let consent = if action.disturbs() {
                 let about = serde_json::to_string(&body).unwrap_or_default();
-                let described = outcome::rehearsed_arguments(&body);
-                let subject = Subject::Sent(&described);
-                let consent = self.agreed(tool, &about, subject, caller, false).await?;
+                let message = if caller.puts_question() {
+                    Some(self.question(tool, action, &body, None, offer).await)
+                } else {
+                    None
+                };
+                let consent = self.agreed(tool, &about, message, caller, false).await?;
                 Some(consent)
             } else {
                 None
@@ -603,14 +623,29 @@ impl LemonfiberServer {
                 offer_refusal_word(why),
             )
         };
-        let offer = arguments.text(OFFER_ARGUMENT).unwrap_or_default();
+        let sealed_offer = arguments.text(OFFER_ARGUMENT).unwrap_or_default();
         let opened = seal
-            .open(&offer, &self.stack.key_digest(), tool.name)
+            .open(&sealed_offer, &self.stack.key_digest(), tool.name)
             .map_err(offer_refused)?;
-        let described = outcome::rehearsed_arguments(&opened.arguments);
-        let subject = Subject::Rehearsed(&described);
+        let (message, fresh_offer) = if caller.can_ask {
+            let fresh = self
+                .rehearsed_again(tool, action, rehearsal, &opened, caller)
+                .await?;
+            let message = if caller.puts_question() {
+                let arguments = &opened.arguments;
+                Some(
+                    self.question(tool, action, arguments, Some(&fresh), offer)
+                        .await,
+                )
+            } else {
+                None
+            };
+            (message, outcome::stack_offer(&fresh))
+        } else {
+            (None, None)
+        };
         let consent = self
-            .agreed(tool, &offer, subject, caller, true)
+            .agreed(tool, &sealed_offer, message, caller, true)
             .await
             .map_err(|refused| {
                 // A no is final: the offer is spent, and acting takes a new rehearsal.
@@ -622,7 +657,8 @@ impl LemonfiberServer {
         seal.spend(&opened).map_err(offer_refused)?;
         let idempotency_key = Some(opened.idempotency_key());
         let mut body = opened.arguments;
-        body.insert(OFFER_ARGUMENT.to_owned(), Value::from(opened.stack_offer));
+        let stack_offer = fresh_offer.unwrap_or(opened.stack_offer);
+        body.insert(OFFER_ARGUMENT.to_owned(), Value::from(stack_offer));
         if let Some(confirm) = arguments.flag("confirm") {
             body.insert("confirm".to_owned(), Value::Bool(confirm));
         }
@@ -633,6 +669,121 @@ impl LemonfiberServer {
         })
     }
 
+    /// The arguments of an opened offer rehearsed again (which writes nothing), before the person
+    /// is asked: the fresh report when its plan is the one the offer was made on. A plan that has
+    /// moved, or a rehearsal the stack refuses, ends the call there, with nothing acted on and no
+    /// one asked.
+    async fn rehearsed_again(
+        &self,
+        tool: &ToolSpec,
+        action: Action,
+        rehearsal: &str,
+        opened: &consent::Opened,
+        caller: &Caller,
+    ) -> Result<Reply, Ran> {
+        let fresh = match self.stack.rehearse(action, opened.arguments.clone()).await {
+            Ok(fresh) => fresh,
+            Err(failure) => {
+                let status = match &failure {
+                    Failure::Refused(refusal) => Some(refusal.status),
+                    Failure::Unexpected { status } => *status,
+                    _ => None,
+                };
+                let answer = self.failed(tool, failure, &[], &caller.peer).await;
+                return Err(Ran::sent(answer, status));
+            }
+        };
+        if plan::digest(&fresh) == opened.plan {
+            return Ok(fresh);
+        }
+        tracing::info!(
+            tool = tool.name,
+            "the plan moved since the rehearsal: the person is not asked"
+        );
+        Err(Ran::refused(
+            outcome::plan_moved(tool.name, rehearsal, fresh),
+            "plan-moved",
+        ))
+    }
+
+    /// The question put to the person: what `tool` will do with `arguments`, from the fresh
+    /// rehearsal's report where there is one, how long the stack's bounds say things are down,
+    /// and what is playing now where the key may read it. A read that fails leaves its part out;
+    /// it never keeps the person from being asked.
+    async fn question(
+        &self,
+        tool: &ToolSpec,
+        action: Action,
+        arguments: &serde_json::Map<String, Value>,
+        fresh: Option<&Reply>,
+        offer: &Offer,
+    ) -> String {
+        let withheld = self.stack.withheld();
+        let report = fresh.and_then(|reply| match &reply.body {
+            Body::Envelope(envelope) => envelope.get("data"),
+            _ => None,
+        });
+        let plan = question::plan(action, arguments, report, withheld);
+        let takes_down = matches!(
+            plan,
+            sentences::Plan::Restart { .. } | sentences::Plan::Update { .. }
+        );
+        let disturbs = if takes_down {
+            self.read_data(Read::Status, offer).await
+        } else {
+            None
+        };
+        let down_for = question::down_for(
+            &plan,
+            arguments,
+            disturbs.as_ref().and_then(|status| status.get("disturbs")),
+        );
+        let disturbing = match plan {
+            sentences::Plan::Diagnose { disruptive, .. } => disruptive,
+            sentences::Plan::Downloads { .. } => false,
+            _ => action.disturbs(),
+        };
+        let playing = if disturbing {
+            self.read_data(Read::Playing, offer)
+                .await
+                .and_then(|playing| question::playing(&playing, withheld))
+        } else {
+            None
+        };
+        sentences::consent_question(&sentences::Question {
+            title: tool.title,
+            act: tool.name,
+            disturbs: disturbing,
+            plan,
+            down_for,
+            playing,
+        })
+    }
+
+    /// The data of a read this key is offered and the stack answers now, with no arguments; `None`
+    /// when it is not, or the stack did not answer it.
+    async fn read_data(&self, read: Read, offer: &Offer) -> Option<Value> {
+        let tool = catalogue::reads()
+            .find(|tool| tool.operation == Operation::Read(read))
+            .filter(|tool| offer.answers(tool))?;
+        let arguments = arguments::check(tool.parameters_for(offer.audience), None).ok()?;
+        match self.stack.read(read, &arguments).await {
+            Ok(Reply {
+                body: Body::Envelope(mut envelope),
+                ..
+            }) => Some(envelope.get_mut("data")?.take()),
+            Ok(_) => None,
+            Err(failure) => {
+                tracing::info!(
+                    tool = tool.name,
+                    failure = failure_name(&failure),
+                    "a read for the question to the person was not answered"
+                );
+                None
+            }
+        }
+    }
+
     /// The person's yes to acting with `tool` on `about` (the sealed offer, or the arguments of an
     /// action with no offer), as the settings' consent mode decides from what came of asking; a
     /// yes brought back on a sealed question is taken once.
@@ -640,11 +791,11 @@ impl LemonfiberServer {
         &self,
         tool: &ToolSpec,
         about: &str,
-        subject: Subject<'_>,
+        message: Option<String>,
         caller: &Caller,
         offered: bool,
     ) -> Result<Consent, Refused> {
-        let (asked, answered) = match self.ask(tool, about, subject, caller).await {
+        let (asked, answered) = match self.ask(tool, about, message, caller).await {
             Asking::Answered(asked, answered) => (asked, answered),
             Asking::Pending(question) => {
                 return Err(Refused {
@@ -679,18 +830,14 @@ impl LemonfiberServer {
         &self,
         tool: &ToolSpec,
         about: &str,
-        subject: Subject<'_>,
+        message: Option<String>,
         caller: &Caller,
     ) -> Asking {
         if !caller.can_ask {
             return Asking::Answered(Asked::CannotAsk, None);
         }
-        let message = sentences::consent_question(
-            tool.title,
-            tool.name,
-            tool.annotations.destructive,
-            subject,
-        );
+        // Made whenever `puts_question` says the question is put, so never left empty here.
+        let message = message.unwrap_or_default();
         let field = sentences::consent_field();
         if !caller.stateless {
             let asked = asking::ask_now(&caller.peer, message, field, &caller.cancelled).await;
