@@ -1,15 +1,18 @@
 //! The facts of the question put to the person before an action: what the fresh rehearsal's
 //! report says will happen, by the names the stack gives (through the one door for the stack's
 //! text, then on one line, short, and only the first few), how long the stack's own bounds say
-//! things are down, and what is playing now where the key may read it. The words are the
-//! sentences'; nothing here reaches the stack, whose answers are brought to it.
+//! things are down, and what is playing now where the key may read it (read through the stack's
+//! one module, as every tool's read is). The words are the sentences'.
 
 use serde_json::{Map, Value};
 
+use super::arguments;
+use crate::access::offer::Offer;
 use crate::answer::handed_text;
-use crate::answer::sentences::{DownFor, Named, Plan, VersionChange};
-use crate::catalogue::Action;
+use crate::answer::sentences::{self, DownFor, Named, Plan, VersionChange};
+use crate::catalogue::{self, Action, Operation, Read, ToolSpec};
 use crate::redact::Secrets;
+use crate::stack::{Body, Reply, Stack};
 
 /// The most characters of one name a question shows: a phone's line, about.
 const NAME_LONGEST: usize = 60;
@@ -215,6 +218,81 @@ pub fn playing(report: &Value, withheld: &Secrets) -> Option<Named> {
         })
         .collect();
     Some(named(said.iter().map(String::as_str), withheld))
+}
+
+/// The question put to the person: what `tool` will do with `arguments`, from the fresh
+/// rehearsal's report where there is one, how long the stack's bounds say things are down,
+/// and what is playing now where the key may read it. A read that fails leaves its part out;
+/// it never keeps the person from being asked.
+pub async fn put(
+    stack: &Stack,
+    tool: &ToolSpec,
+    action: Action,
+    arguments: &serde_json::Map<String, Value>,
+    fresh: Option<&Reply>,
+    offer: &Offer,
+) -> String {
+    let withheld = stack.withheld();
+    let report = fresh.and_then(|reply| match &reply.body {
+        Body::Envelope(envelope) => envelope.get("data"),
+        _ => None,
+    });
+    let plan = plan(action, arguments, report, withheld);
+    let takes_down = matches!(plan, Plan::Restart { .. } | Plan::Update { .. });
+    let disturbs = if takes_down {
+        read_data(stack, Read::Status, offer).await
+    } else {
+        None
+    };
+    let down_for = down_for(
+        &plan,
+        arguments,
+        disturbs.as_ref().and_then(|status| status.get("disturbs")),
+    );
+    let disturbing = match plan {
+        Plan::Diagnose { disruptive, .. } => disruptive,
+        Plan::Downloads { .. } => false,
+        _ => action.disturbs(),
+    };
+    let playing = if disturbing {
+        read_data(stack, Read::Playing, offer)
+            .await
+            .and_then(|answered| playing(&answered, withheld))
+    } else {
+        None
+    };
+    sentences::consent_question(&sentences::Question {
+        title: tool.title,
+        act: tool.name,
+        disturbs: disturbing,
+        plan,
+        down_for,
+        playing,
+    })
+}
+
+/// The data of a read this key is offered and the stack answers now, with no arguments; `None`
+/// when it is not, or the stack did not answer it.
+async fn read_data(stack: &Stack, read: Read, offer: &Offer) -> Option<Value> {
+    let tool = catalogue::reads()
+        .find(|tool| tool.operation == Operation::Read(read))
+        .filter(|tool| offer.answers(tool))?;
+    let arguments = arguments::check(tool.parameters_for(offer.audience), None).ok()?;
+    match stack.read(read, &arguments).await {
+        Ok(Reply {
+            body: Body::Envelope(mut envelope),
+            ..
+        }) => Some(envelope.get_mut("data")?.take()),
+        Ok(_) => None,
+        Err(failure) => {
+            tracing::info!(
+                tool = tool.name,
+                failure = super::server::failure_name(&failure),
+                "a read for the question to the person was not answered"
+            );
+            None
+        }
+    }
 }
 
 #[cfg(test)]

@@ -35,11 +35,11 @@ use crate::access::plan;
 use crate::access::standing::{self, Position, SharedStanding};
 use crate::answer::outcome::{self, Answer, Handover};
 use crate::answer::sentences::{self, Via};
-use crate::catalogue::{self, Action, Audience, OFFER_ARGUMENT, Operation, Read, ToolSpec};
+use crate::catalogue::{self, Action, Audience, OFFER_ARGUMENT, Operation, ToolSpec};
 use crate::config::Conduct;
 use crate::stack::jobs;
 use crate::stack::parameters::Parameters;
-use crate::stack::{Body, Failure, Refusal, Reply, Scope, Stack};
+use crate::stack::{Failure, Refusal, Reply, Scope, Stack};
 
 /// What every session of the server shares, whichever key it serves: how it deals with the stack
 /// and the assistant, the seal its offers are made with, and the watches every key holds.
@@ -103,8 +103,7 @@ impl Caller {
         }
     }
 
-    /// Whether this call puts a question to the person: one that can ask, except on 2026-07-28 when
-    /// the call brings back the answer to a question already put.
+    /// Whether this call puts a question: it can ask, and brings back no answer (2026-07-28).
     fn puts_question(&self) -> bool {
         self.can_ask && !(self.stateless && self.answer.is_some())
     }
@@ -511,11 +510,7 @@ impl LemonfiberServer {
                 "path-outside-template",
             ),
             Err(failure) => {
-                let status = match &failure {
-                    Failure::Refused(refusal) => Some(refusal.status),
-                    Failure::Unexpected { status } => *status,
-                    _ => None,
-                };
+                let status = status_of(&failure);
                 let narrowing = tool.narrowing(offer.audience);
                 Ran::sent(
                     self.failed(tool, failure, &narrowing, &caller.peer).await,
@@ -578,16 +573,13 @@ impl LemonfiberServer {
     }
 
     /// The body an act is sent with, its `Idempotency-Key`, and the person's yes. For an action
-    /// that is rehearsed: the offer opened for this key and action; where the client can ask the
-    /// person, the same arguments rehearsed again and the fresh plan compared with the one the offer
-    /// was made on (a plan that has moved is never asked about: the assistant is told to rehearse
-    /// again), and the person asked about the plan as it stands; the offer spent before anything is
-    /// sent. The arguments sealed in it are sent with the stack's offer (the fresh rehearsal's where
-    /// there was one, made on the very plan the person was asked about) and `confirm`, if given,
-    /// under the offer's key. For an action with no rehearsal that disturbs the stack, the person is
-    /// asked about the arguments as given, under the same rules but with no offer to stand for their
-    /// yes. Otherwise the arguments as given, under a fresh key. Refused, it says why in the call's
-    /// answer.
+    /// that is rehearsed: the offer opened for this key and action; where the client can ask, the
+    /// plan rehearsed again and, only if it has not moved, the person asked about it; the offer
+    /// spent before anything is sent, with the sealed arguments, the stack's offer (the fresh one,
+    /// made on the plan the person was asked about, where there is one) and `confirm`, under the
+    /// offer's key. For an action with no rehearsal that disturbs the stack, the person is asked
+    /// about the arguments as given, with no offer to stand for their yes. Otherwise the arguments
+    /// as given, under a fresh key. Refused, it says why in the call's answer.
     async fn consented(
         &self,
         tool: &ToolSpec,
@@ -602,7 +594,7 @@ impl LemonfiberServer {
             let consent = if action.disturbs() {
                 let about = serde_json::to_string(&body).unwrap_or_default();
                 let message = if caller.puts_question() {
-                    Some(self.question(tool, action, &body, None, offer).await)
+                    Some(question::put(&self.stack, tool, action, &body, None, offer).await)
                 } else {
                     None
                 };
@@ -633,10 +625,8 @@ impl LemonfiberServer {
                 .await?;
             let message = if caller.puts_question() {
                 let arguments = &opened.arguments;
-                Some(
-                    self.question(tool, action, arguments, Some(&fresh), offer)
-                        .await,
-                )
+                let fresh = Some(&fresh);
+                Some(question::put(&self.stack, tool, action, arguments, fresh, offer).await)
             } else {
                 None
             };
@@ -669,10 +659,8 @@ impl LemonfiberServer {
         })
     }
 
-    /// The arguments of an opened offer rehearsed again (which writes nothing), before the person
-    /// is asked: the fresh report when its plan is the one the offer was made on. A plan that has
-    /// moved, or a rehearsal the stack refuses, ends the call there, with nothing acted on and no
-    /// one asked.
+    /// An opened offer's arguments rehearsed again (which writes nothing): the fresh report, if
+    /// its plan is the one the offer was made on; else the call ends, no one asked.
     async fn rehearsed_again(
         &self,
         tool: &ToolSpec,
@@ -684,11 +672,7 @@ impl LemonfiberServer {
         let fresh = match self.stack.rehearse(action, opened.arguments.clone()).await {
             Ok(fresh) => fresh,
             Err(failure) => {
-                let status = match &failure {
-                    Failure::Refused(refusal) => Some(refusal.status),
-                    Failure::Unexpected { status } => *status,
-                    _ => None,
-                };
+                let status = status_of(&failure);
                 let answer = self.failed(tool, failure, &[], &caller.peer).await;
                 return Err(Ran::sent(answer, status));
             }
@@ -696,92 +680,10 @@ impl LemonfiberServer {
         if plan::digest(&fresh) == opened.plan {
             return Ok(fresh);
         }
-        tracing::info!(
-            tool = tool.name,
-            "the plan moved since the rehearsal: the person is not asked"
-        );
         Err(Ran::refused(
             outcome::plan_moved(tool.name, rehearsal, fresh),
             "plan-moved",
         ))
-    }
-
-    /// The question put to the person: what `tool` will do with `arguments`, from the fresh
-    /// rehearsal's report where there is one, how long the stack's bounds say things are down,
-    /// and what is playing now where the key may read it. A read that fails leaves its part out;
-    /// it never keeps the person from being asked.
-    async fn question(
-        &self,
-        tool: &ToolSpec,
-        action: Action,
-        arguments: &serde_json::Map<String, Value>,
-        fresh: Option<&Reply>,
-        offer: &Offer,
-    ) -> String {
-        let withheld = self.stack.withheld();
-        let report = fresh.and_then(|reply| match &reply.body {
-            Body::Envelope(envelope) => envelope.get("data"),
-            _ => None,
-        });
-        let plan = question::plan(action, arguments, report, withheld);
-        let takes_down = matches!(
-            plan,
-            sentences::Plan::Restart { .. } | sentences::Plan::Update { .. }
-        );
-        let disturbs = if takes_down {
-            self.read_data(Read::Status, offer).await
-        } else {
-            None
-        };
-        let down_for = question::down_for(
-            &plan,
-            arguments,
-            disturbs.as_ref().and_then(|status| status.get("disturbs")),
-        );
-        let disturbing = match plan {
-            sentences::Plan::Diagnose { disruptive, .. } => disruptive,
-            sentences::Plan::Downloads { .. } => false,
-            _ => action.disturbs(),
-        };
-        let playing = if disturbing {
-            self.read_data(Read::Playing, offer)
-                .await
-                .and_then(|playing| question::playing(&playing, withheld))
-        } else {
-            None
-        };
-        sentences::consent_question(&sentences::Question {
-            title: tool.title,
-            act: tool.name,
-            disturbs: disturbing,
-            plan,
-            down_for,
-            playing,
-        })
-    }
-
-    /// The data of a read this key is offered and the stack answers now, with no arguments; `None`
-    /// when it is not, or the stack did not answer it.
-    async fn read_data(&self, read: Read, offer: &Offer) -> Option<Value> {
-        let tool = catalogue::reads()
-            .find(|tool| tool.operation == Operation::Read(read))
-            .filter(|tool| offer.answers(tool))?;
-        let arguments = arguments::check(tool.parameters_for(offer.audience), None).ok()?;
-        match self.stack.read(read, &arguments).await {
-            Ok(Reply {
-                body: Body::Envelope(mut envelope),
-                ..
-            }) => Some(envelope.get_mut("data")?.take()),
-            Ok(_) => None,
-            Err(failure) => {
-                tracing::info!(
-                    tool = tool.name,
-                    failure = failure_name(&failure),
-                    "a read for the question to the person was not answered"
-                );
-                None
-            }
-        }
     }
 
     /// The person's yes to acting with `tool` on `about` (the sealed offer, or the arguments of an
@@ -1020,7 +922,16 @@ fn resource_error(
     }
 }
 
-fn failure_name(failure: &Failure) -> &'static str {
+/// The HTTP status the stack answered a failed call with, where it answered one.
+fn status_of(failure: &Failure) -> Option<u16> {
+    match failure {
+        Failure::Refused(refusal) => Some(refusal.status),
+        Failure::Unexpected { status } => *status,
+        _ => None,
+    }
+}
+
+pub(super) fn failure_name(failure: &Failure) -> &'static str {
     match failure {
         Failure::PinMismatch => "pin mismatch",
         Failure::Unreachable(_) => "unreachable",
