@@ -128,6 +128,8 @@ fn assert_asked_in_the_servers_words(seen: &Value) {
 
 /// Accept acts once, and says the person was asked; decline and cancel act never, and say so.
 async fn answers_decide(way: &Way<'_>, demo: &DemoStack, mode: &str) {
+    // Each question is about downloads still to pause: one already paused changes nothing.
+    demo.control("downloads/resume").await;
     let before = pauses_sent(demo).await;
     let accepted = beyond(way, "consent", mode, &["--answer", "accept"]).await;
     assert_asked_in_the_servers_words(&accepted);
@@ -140,6 +142,7 @@ async fn answers_decide(way: &Way<'_>, demo: &DemoStack, mode: &str) {
     assert_eq!(pauses_sent(demo).await, before + 1, "acted once");
 
     for (answer, said) in [("decline", "said no"), ("cancel", "was cancelled")] {
+        demo.control("downloads/resume").await;
         let refused = beyond(way, "consent", mode, &["--answer", answer]).await;
         assert_asked_in_the_servers_words(&refused);
         let calls = &refused["calls"];

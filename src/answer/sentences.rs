@@ -1,5 +1,7 @@
 //! Every sentence the server says to an assistant, in one place. None of them carries text the
-//! stack wrote: that only ever travels inside a data block (see `outcome`).
+//! stack wrote: that only ever travels inside a data block (see `outcome`). The one exception is
+//! the question put to the person, which names what the stack names, each name cleaned, short and
+//! in quotes the question says are the stack's.
 
 use crate::access::consent::{Consent, NoConsent, OfferRefused, Unheard};
 use crate::catalogue::{ArgumentProblem, Fault, PromptArgumentFault};
@@ -217,6 +219,8 @@ pub enum Plan {
     Downloads {
         pause: bool,
         clients: Named,
+        /// Every downloader is already as asked, so nothing changes.
+        already: bool,
     },
     Diagnose {
         /// The one check asked for, in the assistant's words.
@@ -320,7 +324,16 @@ pub fn consent_question(question: &Question<'_>) -> String {
                 said.push(format!("The stack holds back {held_back} other update(s)."));
             }
         }
-        Plan::Downloads { pause, clients } => {
+        Plan::Downloads {
+            pause,
+            already: true,
+            ..
+        } => said.push(if *pause {
+            "Downloads are already paused, so nothing changes.".to_owned()
+        } else {
+            "Downloads are not paused, so nothing changes.".to_owned()
+        }),
+        Plan::Downloads { pause, clients, .. } => {
             let verb = if *pause {
                 "pauses every download"
             } else {
@@ -780,4 +793,61 @@ pub fn argument(problem: &ArgumentProblem, tool: &str) -> String {
     format!(
         "{name} {what}; nothing was sent to the stack. Check the tool's input schema and call it again."
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn asked(plan: Plan, disturbs: bool) -> String {
+        consent_question(&Question {
+            title: "Pause downloads",
+            act: "downloads_pause",
+            disturbs,
+            plan,
+            down_for: None,
+            playing: None,
+        })
+    }
+
+    #[test]
+    fn a_question_says_when_nothing_changes_and_when_its_report_could_not_be_read() {
+        let already = asked(
+            Plan::Downloads {
+                pause: true,
+                clients: Named::default(),
+                already: true,
+            },
+            false,
+        );
+        assert!(already.contains("Downloads are already paused, so nothing changes."));
+        assert!(!already.contains("quotes"), "no stack words: {already}");
+        let unread = asked(Plan::Unread, true);
+        assert!(
+            unread.contains("could not read the stack's report"),
+            "{unread}"
+        );
+        assert!(unread.contains("interrupts what the services involved are doing"));
+    }
+
+    #[test]
+    fn the_assistants_words_are_told_apart_from_the_stacks() {
+        let question = consent_question(&Question {
+            title: "Run the doctor",
+            act: "diagnose",
+            disturbs: true,
+            plan: Plan::Diagnose {
+                only: Some("disk-space".to_owned()),
+                disruptive: true,
+            },
+            down_for: None,
+            playing: Some(Named {
+                shown: vec!["theo: Bluey".to_owned()],
+                more: 2,
+            }),
+        });
+        assert!(question.contains("\u{201C}disk-space\u{201D} (your assistant's words)"));
+        assert!(question.contains("Playing now: \u{201C}theo: Bluey\u{201D} and 2 more."));
+        assert!(question.contains("Other words in \u{201C}quotes\u{201D} are the stack's own."));
+    }
 }

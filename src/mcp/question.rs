@@ -95,14 +95,16 @@ pub fn plan(
         (Action::DownloadsPause | Action::DownloadsResume, Some(report))
             if report.get("clients").is_some_and(Value::is_array) =>
         {
-            let clients = report["clients"]
-                .as_array()
-                .into_iter()
-                .flatten()
-                .filter_map(|client| client.get("client").and_then(Value::as_str));
+            let clients = report["clients"].as_array().into_iter().flatten();
+            let already = clients.clone().next().is_some()
+                && clients.clone().all(|client| {
+                    client.get("was").is_some() && client.get("was") == client.get("now")
+                });
+            let names = clients.filter_map(|client| client.get("client").and_then(Value::as_str));
             Plan::Downloads {
                 pause: action == Action::DownloadsPause,
-                clients: named(clients, withheld),
+                clients: named(names, withheld),
+                already,
             }
         }
         _ => Plan::Unread,
