@@ -6,6 +6,7 @@ pub mod asking;
 pub mod audit;
 mod notices;
 pub mod prompts;
+mod question;
 pub mod server;
 pub mod versions;
 pub mod watches;

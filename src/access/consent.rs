@@ -52,6 +52,8 @@ struct Sealed {
     r: Map<String, Value>,
     /// The stack's own offer.
     o: String,
+    /// The digest of the plan the rehearsal reported (see `plan`), to tell whether it has moved.
+    p: String,
     /// When it expires, in seconds since the epoch.
     x: u64,
 }
@@ -85,6 +87,8 @@ pub struct Opened {
     pub arguments: Map<String, Value>,
     /// The stack's offer, sent back to it as the action's `offer`.
     pub stack_offer: String,
+    /// The digest of the plan the offer was made on.
+    pub plan: String,
     nonce: SealNonce,
     expires: u64,
 }
@@ -224,19 +228,22 @@ impl Seal {
     }
 
     /// The offer the assistant is handed for the stack's `stack_offer`, made by rehearsing
-    /// `act_tool` with `arguments` under the key whose digest is `key_digest`.
+    /// `act_tool` with `arguments` under the key whose digest is `key_digest`, on the plan whose
+    /// digest is `plan`.
     pub fn seal(
         &self,
         key_digest: &[u8; 32],
         act_tool: &str,
         arguments: &Map<String, Value>,
         stack_offer: &str,
+        plan: &str,
     ) -> Option<String> {
         let sealed = Sealed {
             k: hex::encode(key_digest),
             a: act_tool.to_owned(),
             r: arguments.clone(),
             o: stack_offer.to_owned(),
+            p: plan.to_owned(),
             x: now() + self.life.as_secs(),
         };
         self.sealer.seal(&OFFER, &sealed)
@@ -269,6 +276,7 @@ impl Seal {
         Ok(Opened {
             arguments: sealed.r,
             stack_offer: sealed.o,
+            plan: sealed.p,
             nonce,
             expires: sealed.x,
         })
@@ -359,11 +367,12 @@ mod tests {
     fn an_offer_opens_for_its_key_and_action_with_what_was_rehearsed() {
         let seal = seal();
         let offer = seal
-            .seal(&KEY, "restart", &arguments(), "lfo-stack-1")
+            .seal(&KEY, "restart", &arguments(), "lfo-stack-1", "plan")
             .expect("sealed");
         let opened = seal.open(&offer, &KEY, "restart").expect("opens");
         assert_eq!(opened.arguments, arguments());
         assert_eq!(opened.stack_offer, "lfo-stack-1");
+        assert_eq!(opened.plan, "plan");
         assert!(!offer.contains("sonarr") && !offer.contains("lfo-stack"));
     }
 
@@ -371,7 +380,7 @@ mod tests {
     fn another_keys_another_actions_made_up_and_spent_offers_are_refused() {
         let seal = seal();
         let offer = seal
-            .seal(&KEY, "restart", &arguments(), "lfo-1")
+            .seal(&KEY, "restart", &arguments(), "lfo-1", "plan")
             .expect("sealed");
         assert_eq!(
             seal.open(&offer, &OTHER_KEY, "restart").err(),
@@ -427,7 +436,7 @@ mod tests {
                 .is_none()
         );
         let offer = seal
-            .seal(&KEY, "restart", &arguments(), "lfo-1")
+            .seal(&KEY, "restart", &arguments(), "lfo-1", "plan")
             .expect("an offer");
         assert!(
             seal.asked(&offer, &KEY, "restart", "lfmcp-offer1.a")
@@ -464,7 +473,7 @@ mod tests {
     fn an_expired_offer_is_refused() {
         let seal = Seal::made_now(Duration::ZERO).expect("a seal");
         let offer = seal
-            .seal(&KEY, "restart", &arguments(), "lfo-1")
+            .seal(&KEY, "restart", &arguments(), "lfo-1", "plan")
             .expect("sealed");
         assert_eq!(
             seal.open(&offer, &KEY, "restart").err(),
@@ -485,7 +494,7 @@ mod tests {
         let first = Seal::kept_in(&state, Duration::from_secs(600)).expect("made");
         let second = Seal::kept_in(&state, Duration::from_secs(600)).expect("kept");
         let offer = first
-            .seal(&KEY, "restart", &arguments(), "lfo-1")
+            .seal(&KEY, "restart", &arguments(), "lfo-1", "plan")
             .expect("sealed");
         let opened = second
             .open(&offer, &KEY, "restart")
@@ -518,7 +527,7 @@ mod tests {
                 .collect()
         });
         let offer = seals[0]
-            .seal(&KEY, "restart", &arguments(), "lfo-1")
+            .seal(&KEY, "restart", &arguments(), "lfo-1", "plan")
             .expect("sealed");
         for seal in &seals {
             assert!(seal.open(&offer, &KEY, "restart").is_ok());
@@ -531,7 +540,7 @@ mod tests {
         #[test]
         fn a_sealed_offer_changed_in_any_byte_is_refused(at in any::<prop::sample::Index>(), to in any::<u8>()) {
             let seal = seal();
-            let offer = seal.seal(&KEY, "restart", &arguments(), "lfo-1").expect("sealed");
+            let offer = seal.seal(&KEY, "restart", &arguments(), "lfo-1", "plan").expect("sealed");
             let mut bytes = offer.clone().into_bytes();
             let at = at.index(bytes.len());
             prop_assume!(bytes[at] != to);

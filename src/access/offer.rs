@@ -52,6 +52,13 @@ impl Offer {
         }
     }
 
+    /// Whether this key is offered `tool` and the stack says it answers now, not only once it is
+    /// set up: what a question to the person may read beside the plan.
+    pub fn answers(&self, tool: &ToolSpec) -> bool {
+        self.admits(tool)
+            && self.capabilities.state_of(tool.capability) == Some(CapabilityState::Available)
+    }
+
     pub fn tools(&self) -> impl Iterator<Item = &'static ToolSpec> + '_ {
         catalogue::TOOLS.iter().filter(|tool| self.admits(tool))
     }

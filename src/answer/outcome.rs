@@ -337,11 +337,14 @@ pub fn rehearse_first(act: &str, rehearsal: &str) -> Answer {
     Answer::said(sentences::rehearse_first(act, rehearsal))
 }
 
-/// The arguments an action was rehearsed with, as the question to the person shows them: JSON,
-/// so no value can pass for the server's words, without characters a reader cannot see.
-pub fn rehearsed_arguments(arguments: &serde_json::Map<String, Value>) -> String {
-    let json = serde_json::to_string(arguments).unwrap_or_default();
-    super::clean::cleaned(&json).unwrap_or(json)
+/// The plan as a fresh rehearsal reports it, when it is not the one the offer was made on: the
+/// report without the stack's new offer, which is not the assistant's to act on.
+pub fn plan_moved(act: &str, rehearsal: &str, reply: Reply) -> Answer {
+    let mut envelope = envelope_of(reply);
+    if let Some(data) = envelope.get_mut("data").and_then(Value::as_object_mut) {
+        data.remove(OFFER_ARGUMENT);
+    }
+    Answer::with_data(sentences::plan_moved(act, rehearsal), envelope, true)
 }
 
 /// What a call waiting for the person's answer would say: the client is handed the question

@@ -24,15 +24,17 @@ use super::asking::{self, ANSWER_WITHIN, Asked};
 use super::audit::{self, Decision};
 use super::notices::{Notices, Severity};
 use super::prompts;
+use super::question;
 use super::versions::{
     self, KNOWN_METHODS, PROTOCOL_VERSIONS, name_the_server, resource_not_found, this_server,
 };
 use super::watches::{self, Tell, Watch, WatchCount, Watches};
 use crate::access::consent::{self, AskedAbout, Consent, NoConsent, OfferRefused, Seal};
 use crate::access::offer::{self, Offer};
+use crate::access::plan;
 use crate::access::standing::{self, Position, SharedStanding};
 use crate::answer::outcome::{self, Answer, Handover};
-use crate::answer::sentences::{self, Subject, Via};
+use crate::answer::sentences::{self, Via};
 use crate::catalogue::{self, Action, Audience, OFFER_ARGUMENT, Operation, ToolSpec};
 use crate::config::Conduct;
 use crate::stack::jobs;
@@ -99,6 +101,11 @@ impl Caller {
             stateless: versions::stateless(context.protocol_version()),
             answer: None,
         }
+    }
+
+    /// Whether this call puts a question: it can ask, and brings back no answer (2026-07-28).
+    fn puts_question(&self) -> bool {
+        self.can_ask && !(self.stateless && self.answer.is_some())
     }
 
     /// The caller of a tool, with the answers its call brings back, if any.
@@ -470,7 +477,10 @@ impl LemonfiberServer {
                 .map(|reply| (reply.status, outcome::answer(tool.name, reply))),
             Operation::Rehearse(action) => self.rehearse(tool, action, &arguments).await,
             Operation::Act(action) => {
-                let consented = match self.consented(tool, action, &arguments, caller).await {
+                let consented = match self
+                    .consented(tool, action, &arguments, offer, caller)
+                    .await
+                {
                     Ok(consented) => consented,
                     Err(refused) => return refused,
                 };
@@ -500,11 +510,7 @@ impl LemonfiberServer {
                 "path-outside-template",
             ),
             Err(failure) => {
-                let status = match &failure {
-                    Failure::Refused(refusal) => Some(refusal.status),
-                    Failure::Unexpected { status } => *status,
-                    _ => None,
-                };
+                let status = status_of(&failure);
                 let narrowing = tool.narrowing(offer.audience);
                 Ran::sent(
                     self.failed(tool, failure, &narrowing, &caller.peer).await,
@@ -556,6 +562,7 @@ impl LemonfiberServer {
                 action.act_tool(),
                 &rehearsed,
                 &stack_offer,
+                &plan::digest(&reply),
             )
         });
         let status = reply.status;
@@ -566,17 +573,19 @@ impl LemonfiberServer {
     }
 
     /// The body an act is sent with, its `Idempotency-Key`, and the person's yes. For an action
-    /// that is rehearsed: the offer opened for this key and action, the person asked where their
-    /// client can ask, and the offer spent before anything is sent; the arguments sealed in it are
-    /// sent with the stack's own offer (and `confirm`, if given), under the offer's key. For an
-    /// action with no rehearsal that disturbs the stack, the person is asked about the arguments
-    /// as given, under the same rules but with no offer to stand for their yes. Otherwise the
-    /// arguments as given, under a fresh key. Refused, it says why in the call's answer.
+    /// that is rehearsed: the offer opened for this key and action; where the client can ask, the
+    /// plan rehearsed again and, only if it has not moved, the person asked about it; the offer
+    /// spent before anything is sent, with the sealed arguments, the stack's offer (the fresh one,
+    /// made on the plan the person was asked about, where there is one) and `confirm`, under the
+    /// offer's key. For an action with no rehearsal that disturbs the stack, the person is asked
+    /// about the arguments as given, with no offer to stand for their yes. Otherwise the arguments
+    /// as given, under a fresh key. Refused, it says why in the call's answer.
     async fn consented(
         &self,
         tool: &ToolSpec,
         action: Action,
         arguments: &Parameters,
+        offer: &Offer,
         caller: &Caller,
     ) -> Result<Consented, Ran> {
         let seal = &self.common.seal;
@@ -584,9 +593,12 @@ impl LemonfiberServer {
             let body = arguments.to_body();
             let consent = if action.disturbs() {
                 let about = serde_json::to_string(&body).unwrap_or_default();
-                let described = outcome::rehearsed_arguments(&body);
-                let subject = Subject::Sent(&described);
-                let consent = self.agreed(tool, &about, subject, caller, false).await?;
+                let message = if caller.puts_question() {
+                    Some(question::put(&self.stack, tool, action, &body, None, offer).await)
+                } else {
+                    None
+                };
+                let consent = self.agreed(tool, &about, message, caller, false).await?;
                 Some(consent)
             } else {
                 None
@@ -603,14 +615,27 @@ impl LemonfiberServer {
                 offer_refusal_word(why),
             )
         };
-        let offer = arguments.text(OFFER_ARGUMENT).unwrap_or_default();
+        let sealed_offer = arguments.text(OFFER_ARGUMENT).unwrap_or_default();
         let opened = seal
-            .open(&offer, &self.stack.key_digest(), tool.name)
+            .open(&sealed_offer, &self.stack.key_digest(), tool.name)
             .map_err(offer_refused)?;
-        let described = outcome::rehearsed_arguments(&opened.arguments);
-        let subject = Subject::Rehearsed(&described);
+        let (message, fresh_offer) = if caller.can_ask {
+            let fresh = self
+                .rehearsed_again(tool, action, rehearsal, &opened, caller)
+                .await?;
+            let message = if caller.puts_question() {
+                let arguments = &opened.arguments;
+                let fresh = Some(&fresh);
+                Some(question::put(&self.stack, tool, action, arguments, fresh, offer).await)
+            } else {
+                None
+            };
+            (message, outcome::stack_offer(&fresh))
+        } else {
+            (None, None)
+        };
         let consent = self
-            .agreed(tool, &offer, subject, caller, true)
+            .agreed(tool, &sealed_offer, message, caller, true)
             .await
             .map_err(|refused| {
                 // A no is final: the offer is spent, and acting takes a new rehearsal.
@@ -622,7 +647,8 @@ impl LemonfiberServer {
         seal.spend(&opened).map_err(offer_refused)?;
         let idempotency_key = Some(opened.idempotency_key());
         let mut body = opened.arguments;
-        body.insert(OFFER_ARGUMENT.to_owned(), Value::from(opened.stack_offer));
+        let stack_offer = fresh_offer.unwrap_or(opened.stack_offer);
+        body.insert(OFFER_ARGUMENT.to_owned(), Value::from(stack_offer));
         if let Some(confirm) = arguments.flag("confirm") {
             body.insert("confirm".to_owned(), Value::Bool(confirm));
         }
@@ -633,6 +659,33 @@ impl LemonfiberServer {
         })
     }
 
+    /// An opened offer's arguments rehearsed again (which writes nothing): the fresh report, if
+    /// its plan is the one the offer was made on; else the call ends, no one asked.
+    async fn rehearsed_again(
+        &self,
+        tool: &ToolSpec,
+        action: Action,
+        rehearsal: &str,
+        opened: &consent::Opened,
+        caller: &Caller,
+    ) -> Result<Reply, Ran> {
+        let fresh = match self.stack.rehearse(action, opened.arguments.clone()).await {
+            Ok(fresh) => fresh,
+            Err(failure) => {
+                let status = status_of(&failure);
+                let answer = self.failed(tool, failure, &[], &caller.peer).await;
+                return Err(Ran::sent(answer, status));
+            }
+        };
+        if plan::digest(&fresh) == opened.plan {
+            return Ok(fresh);
+        }
+        Err(Ran::refused(
+            outcome::plan_moved(tool.name, rehearsal, fresh),
+            "plan-moved",
+        ))
+    }
+
     /// The person's yes to acting with `tool` on `about` (the sealed offer, or the arguments of an
     /// action with no offer), as the settings' consent mode decides from what came of asking; a
     /// yes brought back on a sealed question is taken once.
@@ -640,11 +693,11 @@ impl LemonfiberServer {
         &self,
         tool: &ToolSpec,
         about: &str,
-        subject: Subject<'_>,
+        message: Option<String>,
         caller: &Caller,
         offered: bool,
     ) -> Result<Consent, Refused> {
-        let (asked, answered) = match self.ask(tool, about, subject, caller).await {
+        let (asked, answered) = match self.ask(tool, about, message, caller).await {
             Asking::Answered(asked, answered) => (asked, answered),
             Asking::Pending(question) => {
                 return Err(Refused {
@@ -679,18 +732,14 @@ impl LemonfiberServer {
         &self,
         tool: &ToolSpec,
         about: &str,
-        subject: Subject<'_>,
+        message: Option<String>,
         caller: &Caller,
     ) -> Asking {
         if !caller.can_ask {
             return Asking::Answered(Asked::CannotAsk, None);
         }
-        let message = sentences::consent_question(
-            tool.title,
-            tool.name,
-            tool.annotations.destructive,
-            subject,
-        );
+        // Made whenever `puts_question` says the question is put, so never left empty here.
+        let message = message.unwrap_or_default();
         let field = sentences::consent_field();
         if !caller.stateless {
             let asked = asking::ask_now(&caller.peer, message, field, &caller.cancelled).await;
@@ -873,7 +922,16 @@ fn resource_error(
     }
 }
 
-fn failure_name(failure: &Failure) -> &'static str {
+/// The HTTP status the stack answered a failed call with, where it answered one.
+fn status_of(failure: &Failure) -> Option<u16> {
+    match failure {
+        Failure::Refused(refusal) => Some(refusal.status),
+        Failure::Unexpected { status } => *status,
+        _ => None,
+    }
+}
+
+pub(super) fn failure_name(failure: &Failure) -> &'static str {
     match failure {
         Failure::PinMismatch => "pin mismatch",
         Failure::Unreachable(_) => "unreachable",

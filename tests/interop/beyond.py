@@ -7,7 +7,8 @@ scenario and prints one JSON object of what it saw:
 
 - consent: rehearses an action (pausing downloads unless --act names another) and acts on the offer twice, answering every question the
   server puts to the person as --answer says (or declaring no elicitation at all with --answer none).
-  With --direct the act tool is called with the arguments themselves, for an action with no rehearsal.
+  With --direct the act tool is called with the arguments themselves, for an action with no rehearsal;
+  with --move the demo's control endpoint is asked to do that between the rehearsal and the act.
 - unanswered: on 2026-07-28, brings the person's yes back with the sealed question changed, then as
   it was handed out.
 - no: answers the question in every way that is not the person's yes to it (in a session: decline,
@@ -47,6 +48,8 @@ async def consent(arguments) -> dict:
         else:
             rehearsed = await client.call_tool(f"rehearse_{arguments.act}", json.loads(arguments.arguments))
             given = {"offer": (rehearsed.structured_content or {}).get("data", {}).get("offer")}
+        if arguments.move:
+            await control(arguments, arguments.move)
         calls = []
         for _ in range(2):
             result = await client.call_tool(arguments.act, given)
@@ -258,7 +261,8 @@ async def main() -> None:
     parser.add_argument("--act", default="downloads_pause", help="consent: the act tool")
     parser.add_argument("--arguments", default="{}", help="consent: the rehearsal's arguments, as JSON")
     parser.add_argument("--direct", action="store_true", help="consent: call the act tool with the arguments, unrehearsed")
-    parser.add_argument("--control", help="watch: the demo's control endpoint")
+    parser.add_argument("--control", help="watch, consent --move: the demo's control endpoint")
+    parser.add_argument("--move", help="consent: what the control endpoint does before the act")
     parser.add_argument("--uri", default="lemonfiber://read/status", help="watch: the resource")
     parser.add_argument("--within", type=float, default=10.0, help="watch: seconds to wait for an update")
     parser.add_argument("--settle", type=float, default=1.5, help="watch: seconds before changing the resource")
