@@ -246,7 +246,9 @@ async fn a_hosted_assistant_signs_in_through_the_python_sdks_oauth_client_with_a
         .as_str()
         .unwrap_or_default();
     assert!(
-        page.contains("This is an act key") && page.contains("Act: "),
+        page.contains("This is an act key")
+            && page.contains("It can change")
+            && page.contains("Restart services"),
         "{page}"
     );
     let printed = seen.to_string();
@@ -265,7 +267,7 @@ async fn a_hosted_assistant_signs_in_through_the_python_sdks_oauth_client_with_a
         .unwrap_or_default();
     assert!(page.contains("household member's key"), "{page}");
     assert!(
-        !page.contains("Read: "),
+        page.contains("It can see ") && !page.contains("It can read "),
         "a member is told in the household's words: {page}"
     );
     assert_signed_in_refreshed_and_refused_once_revoked(&seen, 7);

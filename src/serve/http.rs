@@ -33,7 +33,7 @@ use tokio_util::sync::CancellationToken;
 use super::tls;
 use crate::access::consent::Seal;
 use crate::access::sealing::SealError;
-use crate::config::{self, ConfigError, HttpSettings, TlsMode};
+use crate::config::{self, ConfigError, ConsentMode, HttpSettings, TlsMode};
 use crate::fingerprint::{Fingerprint, SpkiPin};
 use crate::mcp::audit;
 use crate::mcp::server::Common;
@@ -62,6 +62,8 @@ struct App {
     checks: Checks,
     sign_in: oauth::SignIn,
     keys: KeyServices,
+    /// What stands for the person's yes, which the sign-in page tells them before they allow.
+    consent: ConsentMode,
     peers: PeerAllowances,
     /// Requests that carry no key under way at once from each peer, counted from their headers
     /// to their answer, slow bodies and all.
@@ -114,6 +116,7 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     let address = listener.local_addr().map_err(cannot_listen)?;
     let seal = Seal::kept_in(&settings.state, settings.conduct.offer_life)?;
     let sign_in = oauth::SignIn::new(&settings.state, &settings.sign_in, settings.stack.clone())?;
+    let consent = settings.conduct.consent;
     let common = Arc::new(Common::new(settings.conduct, seal));
     let ends = CancellationToken::new();
     let certificate =
@@ -136,6 +139,7 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
             ends.clone(),
             RefusedKeys::kept_in(&settings.state),
         ),
+        consent,
         peers: PeerAllowances::new(limits.peer_per_minute, limits.peer_new_keys_per_minute),
         keyless: PeersAtOnce::new(limits.peer_at_once),
         under_way: Arc::new(Semaphore::new(limits.under_way.get())),

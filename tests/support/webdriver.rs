@@ -58,6 +58,23 @@ pub struct Browser {
 
 impl Browser {
     pub async fn start(spki_sha256: &str, width: u32, height: u32) -> Browser {
+        Self::started(spki_sha256, width, height, None).await
+    }
+
+    /// As `start`, with Chromium's own emulation of a phone whose screen is `width` by
+    /// `height` CSS pixels (at two device pixels each): the page gets exactly that screen,
+    /// which a headless window (500 pixels wide at the least, its frame counted) does not give.
+    pub async fn phone(spki_sha256: &str, width: u32, height: u32) -> Browser {
+        let emulation = json!({"deviceMetrics": {"width": width, "height": height, "pixelRatio": 2.0, "touch": true}});
+        Self::started(spki_sha256, width, height, Some(emulation)).await
+    }
+
+    async fn started(
+        spki_sha256: &str,
+        width: u32,
+        height: u32,
+        mobile_emulation: Option<Value>,
+    ) -> Browser {
         installed();
         let port = std::net::TcpListener::bind("127.0.0.1:0")
             .and_then(|listener| listener.local_addr())
@@ -100,7 +117,7 @@ impl Browser {
             tokio::time::sleep(Duration::from_millis(50)).await;
         }
         assert!(ready, "chromedriver is ready within ten seconds");
-        let asked = json!({"capabilities": {"alwaysMatch": {
+        let mut asked = json!({"capabilities": {"alwaysMatch": {
             "browserName": "chrome",
             "goog:chromeOptions": {
                 "binary": CHROMIUM,
@@ -112,6 +129,10 @@ impl Browser {
                 "prefs": {"profile.managed_default_content_settings.javascript": 2},
             },
         }}});
+        if let Some(emulation) = mobile_emulation {
+            asked["capabilities"]["alwaysMatch"]["goog:chromeOptions"]["mobileEmulation"] =
+                emulation;
+        }
         let started: Value = http
             .post(format!("{base}/session"))
             .json(&asked)
@@ -218,6 +239,17 @@ impl Browser {
             Some(json!({})),
         )
         .await;
+    }
+
+    /// What `script` (a function body) returns, run in the page by the driver itself: the
+    /// page's own script stays off, but the driver can still measure what the browser laid out.
+    pub async fn measure(&self, script: &str) -> Value {
+        self.command(
+            reqwest::Method::POST,
+            "/execute/sync",
+            Some(json!({"script": script, "args": []})),
+        )
+        .await
     }
 
     /// Ends the session, which closes the browser; ChromeDriver is stopped when `self` goes.

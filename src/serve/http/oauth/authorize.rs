@@ -264,7 +264,7 @@ async fn checked(app: &App, here: &Here, mut form: Form, credential: Option<&str
     form.m = None;
     form.x = now() + FORM_LIFE;
     match app.sign_in.sealer.seal(&FORM, &form) {
-        Some(sealed) => page::ask_to_allow(&form.asking(), &sealed, &offer),
+        Some(sealed) => page::ask_to_allow(&form.asking(), &sealed, &offer, app.consent),
         None => page::cannot_go_on(StatusCode::SERVICE_UNAVAILABLE, page::NOT_MADE),
     }
 }

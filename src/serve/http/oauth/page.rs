@@ -11,18 +11,24 @@ use base64::Engine as _;
 use sha2::{Digest, Sha256};
 
 use crate::access::offer::Offer;
-use crate::catalogue::{Audience, Operation};
+use crate::catalogue::{Action, Audience, Operation, ToolSpec};
+use crate::config::ConsentMode;
 use crate::stack::Scope;
 
-const STYLE: &str = "body{font:17px/1.5 system-ui,sans-serif;margin:0;padding:1.2em;max-width:34em;\
-color:#1d1d1f;background:#fafaf7}h1{font-size:1.35em;margin:.2em 0 .6em}\
-.who{background:#fff;border:1px solid #ddd;border-radius:10px;padding:.8em 1em;margin:1em 0}\
-.said{font-weight:600}.problem{background:#fff4f2;border:1px solid #e3a293;border-radius:10px;\
-padding:.8em 1em}label{display:block;font-weight:600;margin:1em 0 .3em}\
+const STYLE: &str = "body{font:16px/1.45 system-ui,sans-serif;margin:0;padding:1em 1.1em;\
+max-width:34em;color:#1d1d1f;background:#fafaf7;overflow-wrap:anywhere}\
+h1{font-size:1.3em;line-height:1.25;margin:.1em 0 .5em}h2{font-size:1.05em;margin:1em 0 .3em}\
+p{margin:.5em 0}.who{background:#fff;border:1px solid #ddd;border-radius:10px;padding:.5em .9em;\
+margin:.8em 0}.who p{margin:.25em 0}.said{font-weight:600}.problem{background:#fff4f2;border:1px solid #e3a293;\
+border-radius:10px;padding:.8em 1em}label{display:block;font-weight:600;margin:1em 0 .3em}\
 input[type=password]{width:100%;box-sizing:border-box;font:inherit;padding:.6em;border:1px solid #999;\
 border-radius:8px}button{font:inherit;padding:.7em 1.4em;border-radius:8px;border:1px solid #555;\
-margin:1em .6em 0 0;background:#fff}button.yes{background:#1d5c2e;color:#fff;border-color:#1d5c2e}\
-ul{padding-left:1.2em}li{margin:.2em 0}.small{font-size:.9em;color:#555}";
+margin:.8em .6em 0 0;background:#fff}button.yes{background:#1d5c2e;color:#fff;border-color:#1d5c2e}\
+ul{padding-left:1.2em;margin:.3em 0}li{margin:.2em 0}.small{font-size:.88em;color:#555}\
+.changes{list-style:none;padding:0}.changes li{border-left:3px solid #b5651d;padding:0 0 0 .6em;\
+margin:.4em 0}.act{font-weight:600}.agreed{font-size:.88em;background:#fff;\
+border:1px solid #ddd;border-radius:10px;padding:.5em .8em}details{margin:.8em 0}\
+summary{cursor:pointer;font-weight:600}details ul{font-size:.92em}";
 
 /// The style's digest, which the page's content security policy names: the one inline thing it
 /// may use.
@@ -60,8 +66,9 @@ pub fn ask_for_key(asking: &Asking, form: &str, problem: Option<&str>, claimed: 
          autocapitalize=\"off\" spellcheck=\"false\" required>\
          <p class=\"small\">An integration key starts with lfk_. A key link starts with https:// and \
          ends in /link#claim=…; it is used once. Make either on your lemonfiber stack: a member key \
-         for yourself, or a read, act or operator key if you run the stack. The key is checked with \
-         the stack, and you will see what it allows before anything is shared.</p>\
+         for yourself, or, if you run the stack, a read key (it only looks) or an act key (it can \
+         also carry out the stack's actions). The key is checked with the stack, and you will see \
+         what it allows before anything is shared.</p>\
          <button class=\"yes\" type=\"submit\">Check this key</button>"
     };
     body.push_str(&format!(
@@ -72,41 +79,34 @@ pub fn ask_for_key(asking: &Asking, form: &str, problem: Option<&str>, claimed: 
     page(StatusCode::OK, &body, None)
 }
 
-/// The second page: what the key will let the assistant do, and allow or deny.
-pub fn ask_to_allow(asking: &Asking, form: &str, offer: &Offer) -> Response {
-    let mut body = heading("Allow this assistant to use your key?");
+/// The second page: what the key will let the assistant change, each with what it disturbs and
+/// how the person's yes is had under this server's consent mode; what it can read, folded into
+/// one line; and allow or deny, on a phone's first screen.
+pub fn ask_to_allow(asking: &Asking, form: &str, offer: &Offer, consent: ConsentMode) -> Response {
+    let mut body = heading("Allow this assistant?");
     body.push_str(&who(asking));
     body.push_str(&format!("<p>{}</p>", scope_words(offer.scope())));
-    let tools: Vec<String> = offer
+    let changes: Vec<(&ToolSpec, Action)> = offer
         .tools()
-        .filter(|tool| tool.operation != Operation::Job)
-        .map(|tool| match offer.audience {
-            Audience::Household => offer.description(tool),
-            Audience::Operator => match tool.operation {
-                Operation::Read(_) => format!("Read: {}", tool.title),
-                Operation::Rehearse(_) => format!("Rehearse: {}", tool.title),
-                Operation::Act(_) => format!("Act: {}", tool.title),
-                Operation::Job | Operation::Connection => tool.title.to_owned(),
-            },
+        .filter_map(|tool| match tool.operation {
+            Operation::Act(action) => Some((tool, action)),
+            _ => None,
         })
         .collect();
-    if tools.is_empty() {
+    let reads: Vec<String> = offer
+        .tools()
+        .filter(|tool| matches!(tool.operation, Operation::Read(_)))
+        .map(|tool| match offer.audience {
+            Audience::Household => offer.description(tool),
+            Audience::Operator => tool.title.to_owned(),
+        })
+        .collect();
+    if changes.is_empty() && reads.is_empty() {
         body.push_str("<p>It will be offered nothing but a check of its connection.</p>");
     } else {
-        body.push_str("<p>The assistant will be able to:</p><ul>");
-        for tool in tools {
-            body.push_str(&format!("<li>{}</li>", escape(&tool)));
-        }
-        body.push_str("</ul>");
+        body.push_str(&what_it_changes(&changes, offer.audience, consent));
+        body.push_str(&what_it_reads(offer, &reads));
     }
-    body.push_str(
-        "<p class=\"small\">The assistant's provider is given a sealed token, not your key: it \
-         works only with this server, for an hour at a time, renewed for up to 30 days while the \
-         key is valid. It ends when you revoke the key on your stack or sign out in the assistant, or \
-         when the operator ends it. Every action is rehearsed first and \
-         says what it will do, except the doctor, which has no rehearsal; where the assistant's \
-         app can ask you, every action, the doctor too, waits for your yes.</p>",
-    );
     body.push_str(&format!(
         "<form method=\"post\" action=\"/authorize\">\
          <input type=\"hidden\" name=\"form\" value=\"{}\">\
@@ -114,12 +114,134 @@ pub fn ask_to_allow(asking: &Asking, form: &str, offer: &Offer) -> Response {
          <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
         escape(form)
     ));
+    body.push_str(
+        "<p class=\"small\">The assistant's provider is given a sealed token, not your key: it \
+         works only with this server, for an hour at a time, renewed for up to 30 days while the \
+         key is valid. It ends when the key is revoked on the stack, when you sign out in the \
+         assistant, or when whoever runs this server ends it.</p>",
+    );
     // Its answer sends the browser on to the client, which a browser counts as where the form
     // goes.
     let back_to = url::Url::parse(asking.redirect)
         .ok()
         .map(|redirect| redirect.origin().ascii_serialization());
     page(StatusCode::OK, &body, back_to.as_deref())
+}
+
+/// What the key can change, first: each action with what it disturbs and whether it is
+/// rehearsed, then how the person's yes is had for them all.
+fn what_it_changes(
+    changes: &[(&ToolSpec, Action)],
+    audience: Audience,
+    consent: ConsentMode,
+) -> String {
+    if changes.is_empty() {
+        let nothing = match audience {
+            Audience::Household => "It can change nothing: it only looks.",
+            Audience::Operator => "It can change nothing on the stack.",
+        };
+        return format!("<h2>{nothing}</h2>");
+    }
+    let mut shown = String::from("<h2>It can change</h2><ul class=\"changes\">");
+    for (tool, action) in changes {
+        shown.push_str(&format!(
+            "<li><span class=\"act\">{}</span> <span class=\"small\">— {}</span></li>",
+            escape(tool.title),
+            disturbance(*action),
+        ));
+    }
+    shown.push_str("</ul>");
+    let unrehearsed: Vec<&str> = changes
+        .iter()
+        .filter(|(_, action)| action.rehearsal_tool().is_none())
+        .map(|(tool, _)| tool.title)
+        .collect();
+    shown.push_str(&format!(
+        "<p class=\"agreed\">{}</p>",
+        escape(&how_agreed(consent, &unrehearsed, changes.len()))
+    ));
+    shown
+}
+
+/// What an action disturbs while it runs, as the contract's `x-lemonfiber-disturbs` says.
+fn disturbance(action: Action) -> &'static str {
+    match action {
+        Action::Restart => "interrupts those services, and anyone watching, until they are back.",
+        Action::Update => "interrupts what it updates, and anyone watching, until it is back.",
+        Action::Diagnose => "its disruptive checks, if asked for, briefly interrupt services.",
+        Action::DownloadsPause => "holds every download until resumed; interrupts no service.",
+        Action::DownloadsResume => "starts held downloads again; interrupts no service.",
+    }
+}
+
+/// How the person's yes to the actions shown is had under `consent` (docs/security.md's
+/// table): asked in their assistant where it can ask, and otherwise what the mode lets stand.
+/// `unrehearsed` names those with no rehearsal, which no offer can stand for; `of` is how many
+/// are shown.
+fn how_agreed(consent: ConsentMode, unrehearsed: &[&str], of: usize) -> String {
+    let named = match unrehearsed {
+        [] => String::new(),
+        [one] => format!("“{one}”"),
+        [all @ .., last] => format!("“{}” and “{last}”", all.join("”, “")),
+    };
+    let rehearsed = if unrehearsed.is_empty() {
+        "Each is rehearsed first.".to_owned()
+    } else if unrehearsed.len() == of {
+        format!("{named}: no rehearsal.")
+    } else {
+        format!("All but {named} are rehearsed first.")
+    };
+    let asked = match consent {
+        ConsentMode::Ask => {
+            "Your assistant asks you before each, and nothing happens without your yes: an \
+             assistant that cannot ask you cannot use them."
+        }
+        ConsentMode::Offer => {
+            "Your assistant asks you before each; if it cannot ask you, or you do not answer, the \
+             rehearsal stands for your yes."
+        }
+        ConsentMode::Both => {
+            "Your assistant asks you before each, and no answer is a no; only where it cannot ask \
+             you does the rehearsal stand for your yes."
+        }
+    };
+    let unheard = match consent {
+        ConsentMode::Ask => String::new(),
+        _ if unrehearsed.is_empty() => String::new(),
+        ConsentMode::Offer | ConsentMode::Both => format!(
+            " {named} {} only on your yes, or on the assistant's call where it cannot ask.",
+            if unrehearsed.len() == 1 {
+                "runs"
+            } else {
+                "run"
+            }
+        ),
+    };
+    format!("{rehearsed} {asked}{unheard}")
+}
+
+/// What the key can read: a count and the first few, with the whole list folded away.
+fn what_it_reads(offer: &Offer, reads: &[String]) -> String {
+    if reads.is_empty() {
+        return "<p>It can read nothing.</p>".to_owned();
+    }
+    let verb = match offer.audience {
+        Audience::Household => "see",
+        Audience::Operator => "read",
+    };
+    let count = match reads.len() {
+        1 => "one thing".to_owned(),
+        many => format!("{many} things"),
+    };
+    let mut shown = format!(
+        "<details><summary>It can {verb} {count}<span class=\"small\"> · show them</span>\
+         </summary><ul>"
+    );
+    for read in reads {
+        shown.push_str(&format!("<li>{}</li>", escape(read)));
+    }
+    shown.push_str("</ul></details>");
+    shown
 }
 
 /// A page that cannot go on: the sign-in request itself is at fault, or the form is spent.
@@ -180,16 +302,17 @@ pub const NOTHING_KNOWN: &str = "The stack took the key but did not say what it 
 shortly.";
 pub const NOT_MADE: &str = "The sign-in could not be completed here. Try again.";
 
+/// The kind of key, in a line: what it can do is said below it, item by item.
 fn scope_words(scope: Scope) -> &'static str {
     match scope {
+        // No key a person makes has it (keys are read, act or a member's); a stack that names
+        // it for a key is taken at its word, and what that reaches is listed below.
         Scope::Operator => {
-            "This is an operator key: it can see everything on the stack and change it."
+            "The stack gives this key the reach of whoever runs it: what that lets the assistant \
+             change and read is below."
         }
         Scope::Read => "This is a read key: it can see how the stack is doing, and change nothing.",
-        Scope::Act => {
-            "This is an act key: it can see how the stack is doing and carry out its actions, each one \
-             rehearsed first but for the doctor."
-        }
+        Scope::Act => "This is an act key: it can read and act.",
         Scope::Member => {
             "This is a household member's key: it sees what you have asked for and what you are \
              watching, and nothing of anyone else's."
@@ -220,8 +343,8 @@ fn who(asking: &Asking) -> String {
         .map(|host| format!(", described by {},", escape(host)))
         .unwrap_or_default();
     format!(
-        "<div class=\"who\"><p>{name}{from} asks to use lemonfiber on your behalf.</p>\
-         <p class=\"small\">Afterwards you go back to: {}</p></div>",
+        "<div class=\"who\"><p>{name}{from} asks to use lemonfiber for you.</p>\
+         <p class=\"small\">Then you go back to: {}</p></div>",
         escape(&shown_redirect(asking.redirect))
     )
 }
@@ -306,6 +429,61 @@ mod tests {
         let shown = who(&asking);
         assert!(!shown.contains("<script>") && !shown.contains("<b>"));
         assert!(shown.contains("&lt;script&gt;") && shown.contains("&quot;&#39;"));
+    }
+
+    /// Issue 28: what the page says an action disturbs agrees with the contract's
+    /// `x-lemonfiber-disturbs`.
+    #[test]
+    fn what_an_action_disturbs_agrees_with_the_contract() {
+        let actions: Vec<Action> = crate::catalogue::TOOLS
+            .iter()
+            .filter_map(|tool| match tool.operation {
+                Operation::Act(action) => Some(action),
+                _ => None,
+            })
+            .collect();
+        assert!(actions.len() >= 4, "{actions:?}");
+        for action in actions {
+            let said = disturbance(action);
+            assert_eq!(
+                said.contains("interrupts no service"),
+                !action.disturbs(),
+                "{action:?}: {said}"
+            );
+        }
+    }
+
+    /// Issue 28: how the person's yes is had, as docs/security.md's table has it for each
+    /// mode: only `offer` lets silence stand; only `ask` never lets the rehearsal stand; an
+    /// action with no rehearsal is named, and never said to be rehearsed.
+    #[test]
+    fn how_each_action_is_agreed_to_is_said_as_the_mode_decides() {
+        let doctor = ["Run the doctor"];
+        let offer = how_agreed(ConsentMode::Offer, &doctor, 5);
+        assert!(
+            offer.contains("or you do not answer, the rehearsal stands"),
+            "{offer}"
+        );
+        assert!(
+            offer.contains("“Run the doctor” runs only on your yes, or on the assistant's call")
+        );
+        assert!(offer.starts_with("All but “Run the doctor” are rehearsed first."));
+        let both = how_agreed(ConsentMode::Both, &doctor, 5);
+        assert!(
+            both.contains("no answer is a no") && !both.contains("do not answer"),
+            "{both}"
+        );
+        assert!(both.contains("only where it cannot ask you does the rehearsal stand"));
+        let ask = how_agreed(ConsentMode::Ask, &doctor, 5);
+        assert!(!ask.contains("stand") && !ask.contains("call"), "{ask}");
+        assert!(ask.contains("nothing happens without your yes"));
+        let alone = how_agreed(ConsentMode::Offer, &doctor, 1);
+        assert!(
+            alone.starts_with("“Run the doctor”: no rehearsal."),
+            "{alone}"
+        );
+        let rehearsed = how_agreed(ConsentMode::Offer, &[], 2);
+        assert!(rehearsed.starts_with("Each is rehearsed first.") && !rehearsed.contains("call"));
     }
 
     /// Issue 27, item 6: the page shows where the browser goes, not the text registered.
