@@ -815,10 +815,11 @@ mod tests {
     #[test]
     fn the_http_mode_takes_no_key_and_serves_only_when_asked_f13_r8() {
         let http = |pairs: &[(&str, &str)]| {
-            let map: HashMap<String, String> = pairs
+            let mut map: HashMap<String, String> = pairs
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
+            map.insert("HOME".to_owned(), "/home/ann".to_owned());
             http_settings(|name| map.get(name).cloned(), None)
         };
         let stack = (ADDRESS, "https://127.0.0.1:9");
@@ -847,6 +848,10 @@ mod tests {
         assert_eq!(settings.limits, Limits::DEFAULT);
         assert_eq!(Limits::DEFAULT.key_sessions.get(), 16);
         assert_eq!(settings.public_port, None);
+        assert_eq!(
+            settings.state,
+            std::path::PathBuf::from("/home/ann/.local/state/lemonfiber-mcp/http")
+        );
         let listen = (LISTEN, "127.0.0.1:8443");
         let public = http(&[stack, pin, listen, (PUBLIC_PORT, "443")]).expect("settings");
         assert_eq!(public.public_port, Some(443));
@@ -872,6 +877,7 @@ mod tests {
                 (ADDRESS, "https://127.0.0.1:9"),
                 (PIN, PIN_TEXT),
                 (LISTEN, "127.0.0.1:0"),
+                ("HOME", "/home/ann"),
             ] {
                 map.insert(name.to_owned(), value.to_owned());
             }
