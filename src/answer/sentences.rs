@@ -320,8 +320,10 @@ pub fn consent_question(question: &Question<'_>) -> String {
                 }
                 said.push(format!("It updates {listed}."));
             }
-            if *held_back > 0 {
-                said.push(format!("The stack holds back {held_back} other update(s)."));
+            match held_back {
+                0 => {}
+                1 => said.push("The stack holds back 1 other update.".to_owned()),
+                more => said.push(format!("The stack holds back {more} other updates.")),
             }
         }
         Plan::Downloads {
@@ -828,6 +830,27 @@ mod tests {
             "{unread}"
         );
         assert!(unread.contains("interrupts what the services involved are doing"));
+        let held = |held_back| {
+            asked(
+                Plan::Update {
+                    changes: Vec::new(),
+                    more: 0,
+                    held_back,
+                },
+                true,
+            )
+        };
+        assert!(
+            held(1).contains("holds back 1 other update."),
+            "{}",
+            held(1)
+        );
+        assert!(
+            held(3).contains("holds back 3 other updates."),
+            "{}",
+            held(3)
+        );
+        assert!(!held(0).contains("holds back"));
     }
 
     #[test]
