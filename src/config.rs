@@ -98,10 +98,10 @@ pub enum ConfigError {
     )]
     KeyInHttpMode(&'static str),
     #[error(
-        "nothing is served until asked for: set {LISTEN} (or --listen) to the address to serve on, such as 0.0.0.0:8443"
+        "nothing is served until asked for: set {LISTEN} (or --listen) to the address to serve on, such as 0.0.0.0:9443"
     )]
     NoListen,
-    #[error("{LISTEN} is not an address to listen on, such as 0.0.0.0:8443")]
+    #[error("{LISTEN} is not an address to listen on, such as 0.0.0.0:9443")]
     BadListen,
     #[error("{0} must be true or false")]
     BadSwitch(&'static str),
