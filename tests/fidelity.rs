@@ -25,6 +25,18 @@ use serde_json::{Value, json};
 
 /// The read tools whose answer the contract gives a kind: every JSON read but the logs.
 fn reads_with_a_kind() -> Vec<String> {
+    reads_of(|get| {
+        get["x-lemonfiber-kinds"]
+            .as_array()
+            .is_some_and(|kinds| !kinds.is_empty())
+            && get["responses"]["2XX"]["content"]
+                .get("application/json")
+                .is_some()
+    })
+}
+
+/// The contract's reads that `chosen` picks, by tool name.
+fn reads_of(chosen: impl Fn(&Value) -> bool) -> Vec<String> {
     let contract: Value =
         serde_json::from_str(include_str!("../contract/openapi.json")).expect("the contract");
     contract["paths"]
@@ -36,13 +48,8 @@ fn reads_with_a_kind() -> Vec<String> {
             get["tags"]
                 .as_array()
                 .is_some_and(|tags| tags.contains(&json!("read")))
-                && get["x-lemonfiber-kinds"]
-                    .as_array()
-                    .is_some_and(|kinds| !kinds.is_empty())
-                && get["responses"]["2XX"]["content"]
-                    .get("application/json")
-                    .is_some()
         })
+        .filter(|get| chosen(get))
         .filter_map(|get| get["operationId"].as_str().map(str::to_owned))
         .collect()
 }
@@ -71,8 +78,8 @@ fn validates(tool: &Tool, result: &CallToolResult) {
     assert!(errors.is_empty(), "{}: {errors:?}", tool.name);
 }
 
-/// Every read the contract gives a kind has an `outputSchema`, and every answer the demo gives
-/// it, for the operator and for a member, validates against it.
+/// Every read has an `outputSchema` (F13-R14's structured content, described), and every answer
+/// the demo gives it, for the operator and for a member, validates against it.
 #[tokio::test]
 async fn every_reads_structured_content_validates_against_its_output_schema() {
     let demo = DemoStack::start().await;
@@ -103,12 +110,50 @@ async fn every_reads_structured_content_validates_against_its_output_schema() {
         }
     }
     assert!(checked > kinded.len());
-    for name in ["read_logs", "read_bundle_by_name", "read_held_by_id_poster"] {
-        assert!(
-            tool_named(&tools, name).output_schema.is_none(),
-            "{name} answers no kind"
-        );
+    // Issue 29: the reads that answer lines, a file or an image publish the structured content
+    // the server makes of them, and what they hand over validates against it.
+    for (name, arguments) in [
+        ("read_logs", json!({})),
+        ("read_logs", json!({"tail": 1})),
+        (
+            "read_bundle_by_name",
+            json!({"name": "support-2026-11-18.tar"}),
+        ),
+        ("read_held_by_id_poster", json!({"id": id})),
+        ("read_held_by_id_backdrop", json!({"id": id})),
+    ] {
+        let result = operator.call(name, arguments).await;
+        assert_eq!(result.is_error, Some(false), "{name}: {}", text_of(&result));
+        validates(tool_named(&tools, name), &result);
+        let structured = result.structured_content.as_ref().expect("structured");
+        let form = if name == "read_logs" { "lines" } else { "file" };
+        assert!(structured.get(form).is_some(), "{name}: {structured}");
     }
+    // The published schemas say something: a file of another shape does not pass them.
+    let bundle = tool_named(&tools, "read_bundle_by_name");
+    let schema = Value::Object(
+        bundle
+            .output_schema
+            .as_ref()
+            .expect("a schema")
+            .as_ref()
+            .clone(),
+    );
+    let validator = jsonschema::draft202012::new(&schema).expect("compiles");
+    assert!(!validator.is_valid(&json!({"lines": []})));
+    assert!(!validator.is_valid(&json!({"file": {"size_bytes": "12"}})));
+
+    // Every read of the contract lists an outputSchema: one added without fails here.
+    let every_read = reads_of(|_| true);
+    assert_eq!(every_read.len(), 39, "{every_read:?}");
+    let without: Vec<&String> = every_read
+        .iter()
+        .filter(|name| tool_named(&tools, name).output_schema.is_none())
+        .collect();
+    assert!(
+        without.is_empty(),
+        "reads without an outputSchema: {without:?}"
+    );
 
     let member = connected(&demo, &demo.member_key_file).await;
     let offered = member.client.list_all_tools().await.expect("tools/list");
@@ -126,7 +171,7 @@ async fn every_reads_structured_content_validates_against_its_output_schema() {
         .filter(|tool| tool.output_schema.is_some())
         .filter(switched_on)
     {
-        let arguments = if tool.name == "read_held_by_id" {
+        let arguments = if tool.input_schema["properties"].get("id").is_some() {
             json!({"id": id})
         } else {
             json!({})

@@ -579,6 +579,87 @@ async fn an_answer_unlike_the_contract_is_an_error_naming_the_mismatch_never_str
     );
 }
 
+/// Issue 29: the contract, not the stack's `Content-Type`, decides the form a streamed read is
+/// handed over in, so its structured content always validates against the tool's
+/// `outputSchema`: log lines named a file are still lines, a bundle or a poster named NDJSON is
+/// still a file (the poster, not an image by its own bytes, is not attached); lines cut to the
+/// result limit validate too.
+#[tokio::test]
+async fn a_streamed_read_keeps_its_contracts_form_whatever_the_stack_names_it() {
+    let stack = HostileStack::start().await;
+    let server = against(&stack, KEY).await;
+    let tools = server.client.list_all_tools().await.expect("tools/list");
+    for (tool, arguments, form) in [
+        ("read_logs", json!({"service": ["named-a-file"]}), "lines"),
+        // Cut to the result limit, with the note of what was left out.
+        ("read_logs", json!({"tail": 20000}), "left_out"),
+        (
+            "read_bundle_by_name",
+            json!({"name": "named-lines"}),
+            "file",
+        ),
+        (
+            "read_held_by_id_poster",
+            json!({"id": "named-lines"}),
+            "file",
+        ),
+    ] {
+        let result = server.call(tool, arguments).await;
+        assert_eq!(result.is_error, Some(false), "{tool}: {}", text_of(&result));
+        let structured = result
+            .structured_content
+            .clone()
+            .expect("structured content");
+        assert!(structured.get(form).is_some(), "{tool}: {structured}");
+        let schema = Value::Object(
+            mcp::tool_named(&tools, tool)
+                .output_schema
+                .as_ref()
+                .unwrap_or_else(|| panic!("{tool} has an outputSchema"))
+                .as_ref()
+                .clone(),
+        );
+        let validator = jsonschema::draft202012::new(&schema).expect("the schema compiles");
+        let errors: Vec<String> = validator
+            .iter_errors(&structured)
+            .map(|error| format!("{error} at {}", error.instance_path()))
+            .collect();
+        assert!(errors.is_empty(), "{tool}: {errors:?} in {structured}");
+    }
+    let logs = server
+        .call("read_logs", json!({"service": ["named-a-file"]}))
+        .await;
+    let lines = &logs.structured_content.expect("structured")["lines"];
+    assert_eq!(lines.as_array().map(Vec::len), Some(3), "{lines}");
+    assert_eq!(lines[2]["data"]["n"], 2);
+    let bundle = server
+        .call("read_bundle_by_name", json!({"name": "named-lines"}))
+        .await;
+    let about = &bundle.structured_content.as_ref().expect("structured")["file"];
+    assert_eq!(about["media_type"], "application/x-ndjson");
+    assert_eq!(about["attached"], true);
+    let resource = bundle.content[1]
+        .as_resource()
+        .expect("the file is attached");
+    let ResourceContents::BlobResourceContents { mime_type, .. } = &resource.resource else {
+        panic!("a blob")
+    };
+    assert_eq!(mime_type.as_deref(), Some("application/x-ndjson"));
+    let poster = server
+        .call("read_held_by_id_poster", json!({"id": "named-lines"}))
+        .await;
+    assert_eq!(
+        poster.structured_content.expect("structured")["file"]["attached"],
+        false
+    );
+    assert!(
+        poster
+            .content
+            .iter()
+            .all(|content| content.as_image().is_none())
+    );
+}
+
 /// A scope no web API names fails closed: the connection tool alone, whatever the key's
 /// capabilities say, and the scope's text (here, the key) is never said back (issue 10).
 #[tokio::test]

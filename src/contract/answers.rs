@@ -97,16 +97,88 @@ pub fn answer_schema(
     }
     if relaxed {
         root.insert(
-                "properties".into(),
-                json!({"left_out": {
-                    "description": "What the server left out to keep the result within its limit: whole array items and fields, and their size in bytes.",
-                    "type": "object",
-                    "properties": {"items": {"type": "integer", "minimum": 0}, "bytes": {"type": "integer", "minimum": 0}}
-                }}),
-            );
+            "properties".into(),
+            json!({ "left_out": left_out_schema() }),
+        );
     }
     root.insert("$defs".into(), Value::Object(defs));
     Ok(Value::Object(root))
+}
+
+/// The note an answer cut to the result limit carries.
+fn left_out_schema() -> Value {
+    json!({
+        "description": "What the server left out to keep the result within its limit: whole array items and fields, and their size in bytes.",
+        "type": "object",
+        "properties": {"items": {"type": "integer", "minimum": 0}, "bytes": {"type": "integer", "minimum": 0}}
+    })
+}
+
+/// What a read that answers no envelope streams, as the contract gives it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum StreamedForm {
+    /// NDJSON log lines.
+    Lines,
+    File,
+    Image,
+}
+
+pub fn streamed_form(tool: &ContractTool) -> StreamedForm {
+    if tool.answers_image {
+        StreamedForm::Image
+    } else if tool.answers_lines {
+        StreamedForm::Lines
+    } else {
+        StreamedForm::File
+    }
+}
+
+/// The `outputSchema` of a read that streams lines or a file: the structured content the server
+/// makes of it (`crate::answer::outcome`), not the stack's bytes. A line is handed over as the
+/// stack wrote it, unchecked, so its items are held to nothing. No field is required, as a cut
+/// answer may leave one out.
+pub fn streamed_answer_schema(form: StreamedForm) -> Value {
+    let answer = match form {
+        StreamedForm::Lines => json!({
+            "lines": {
+                "description": "The log lines, in the stack's order: each the JSON the stack wrote on the line (an envelope of kind log, the contract says), or the line's text where it was not JSON. Not checked against the contract.",
+                "type": "array"
+            }
+        }),
+        StreamedForm::File | StreamedForm::Image => {
+            let handed = match form {
+                StreamedForm::Image => {
+                    "the image itself is handed over beside this as image content, when attached"
+                }
+                _ => {
+                    "the file itself is handed over beside this as an embedded resource, when attached"
+                }
+            };
+            json!({
+                "file": {
+                    "description": format!("What the stack answered with: {handed}."),
+                    "type": "object",
+                    "properties": {
+                        "media_type": {"description": "The media type, one the server names (by the image's own bytes for an image).", "type": "string"},
+                        "size_bytes": {"description": "The size of the bytes handed over, or the stack's when they are not attached.", "type": "integer", "minimum": 0},
+                        "sha256": {"description": "The SHA-256 of those bytes, in lowercase hex.", "type": "string", "pattern": "^[0-9a-f]{64}$"},
+                        "attached": {"description": "Whether the bytes are handed over: not when too large, or for an image, not one by its own bytes.", "type": "boolean"}
+                    },
+                    "additionalProperties": false
+                }
+            })
+        }
+    };
+    let Value::Object(mut properties) = answer else {
+        return answer;
+    };
+    properties.insert("left_out".to_owned(), left_out_schema());
+    json!({
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": properties,
+        "additionalProperties": false
+    })
 }
 
 /// The component schemas a schema refers to.

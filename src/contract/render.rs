@@ -285,10 +285,16 @@ fn tool_spec(worded: &WordedTool, document: &Value) -> Result<TokenStream, Probl
         _ => None,
     };
     let answer_schema = optional_text(answers.as_ref().map(|answers| answers.strict.to_string()));
+    // A read answering lines or a file is handed over as the server describes it: that
+    // description is its output.
+    let streamed = (tool.role == Role::Read && !tool.answers_json)
+        .then(|| streamed_answer_schema(streamed_form(tool)));
     let output_schema = optional_text(
         answers
             .as_ref()
-            .map(|answers| answers.published.to_string()),
+            .map(|answers| answers.published.clone())
+            .or(streamed)
+            .map(|schema| schema.to_string()),
     );
     let name = &tool.name;
     let title = words.title.trim();
@@ -426,9 +432,13 @@ fn read_call(tool: &ContractTool) -> Result<TokenStream, Problems> {
     let reply = if tool.answers_json {
         quote!(super::reply::Reply::from_envelope(call.send().await?))
     } else {
-        let image = tool.answers_image;
+        let form = match streamed_form(tool) {
+            StreamedForm::Lines => quote!(Lines),
+            StreamedForm::File => quote!(File),
+            StreamedForm::Image => quote!(Image),
+        };
         quote! {
-            super::reply::Reply::from_stream(call.send().await?, &ClientInfo::inner(client).limits, #image).await
+            super::reply::Reply::from_stream(call.send().await?, &ClientInfo::inner(client).limits, super::reply::Streamed::#form).await
         }
     };
     Ok(quote! {

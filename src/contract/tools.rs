@@ -14,6 +14,8 @@ pub struct ContractTool {
     pub answers_json: bool,
     /// Whether a success answers an image (`image/*`), handed over as one.
     pub answers_image: bool,
+    /// Whether a success answers log lines (`application/x-ndjson`), one envelope a line.
+    pub answers_lines: bool,
     pub action: Option<ActionFlags>,
     /// A read a household member's key may reach (`x-lemonfiber-household`).
     pub household: bool,
@@ -129,6 +131,7 @@ pub fn server_tools() -> Vec<ContractTool> {
         parameters: Vec::new(),
         answers_json: true,
         answers_image: false,
+        answers_lines: false,
         action: None,
         household: false,
     }]
@@ -190,6 +193,9 @@ pub fn read_tool(path: &str, get: &Operation) -> Result<ContractTool, Problems> 
     let answers_json = get.responses.responses.iter().any(|(_, response)| {
         matches!(response, ReferenceOr::Item(response) if response.content.contains_key("application/json"))
     });
+    let answers_lines = get.responses.responses.iter().any(|(_, response)| {
+        matches!(response, ReferenceOr::Item(response) if response.content.contains_key("application/x-ndjson"))
+    });
     Ok(ContractTool {
         name: read_tool_name(path),
         operation_id,
@@ -198,6 +204,7 @@ pub fn read_tool(path: &str, get: &Operation) -> Result<ContractTool, Problems> 
         parameters,
         answers_json,
         answers_image,
+        answers_lines,
         action: None,
         household: extension_bool(get, "x-lemonfiber-household") == Some(true),
     })
@@ -393,6 +400,7 @@ pub fn action_tools(
         parameters,
         answers_json: true,
         answers_image: false,
+        answers_lines: false,
         action: Some(flags.clone()),
         household: false,
     };

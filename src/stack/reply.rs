@@ -54,7 +54,17 @@ const MEDIA_TYPES: [&str; 9] = [
     "text/plain",
     "text/csv",
 ];
-const NDJSON: &str = "application/x-ndjson";
+
+/// What the contract says a streamed read answers. It alone decides how the answer is read, never
+/// the `Content-Type` the stack names: the structured content handed over is then always of the
+/// form the tool's `outputSchema` publishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Streamed {
+    /// NDJSON log lines.
+    Lines,
+    File,
+    Image,
+}
 
 /// The stack's `Content-Type`, as one of [`MEDIA_TYPES`]: its parameters dropped, and anything
 /// not on the list said as `application/octet-stream`.
@@ -108,12 +118,11 @@ impl Reply {
         })
     }
 
-    /// An answer read as it streams: log lines, a file, or (`image`, as the contract says of
-    /// the read) an image.
+    /// An answer read as it streams, in the form the contract gives the read.
     pub(super) async fn from_stream(
         response: ResponseValue<ByteStream>,
         limits: &AnswerLimits,
-        image: bool,
+        form: Streamed,
     ) -> Sent<Reply> {
         let status = response.status().as_u16();
         let media_type = media_type_of(
@@ -123,14 +132,14 @@ impl Reply {
                 .and_then(|value| value.to_str().ok()),
         );
         let mut stream = response.into_inner_stream();
-        let (body, left_out) = if media_type == NDJSON {
+        let (body, left_out) = if form == Streamed::Lines {
             let mut lines = LineKeeper::new(limits.keep);
             while let Some(chunk) = stream.next().await {
                 lines.take(&chunk.map_err(Error::ResponseBodyError)?);
             }
             lines.finish()
         } else {
-            let mut file = if image {
+            let mut file = if form == Streamed::Image {
                 FileKeeper::new(media_type, IMAGE_LIMIT).for_an_image()
             } else {
                 FileKeeper::new(media_type, limits.keep)

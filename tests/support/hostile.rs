@@ -360,6 +360,16 @@ async fn answer(State(stack): State<Arc<Hostile>>, request: Request) -> Response
         "/api/logs" if query.as_deref() == Some("service=one-long-line") => {
             one_long("line", MAXIMAL_ANSWER)
         }
+        // Issue 29: answers whose `Content-Type` names another form than the contract's.
+        "/api/logs" if query.as_deref() == Some("service=named-a-file") => file(
+            "application/octet-stream",
+            (0..3).map(log_line).collect::<String>().into_bytes(),
+        ),
+        "/api/bundle/named-lines" => file(
+            "application/x-ndjson",
+            (0..3).map(log_line).collect::<String>().into_bytes(),
+        ),
+        "/api/held/named-lines/poster" => file("application/x-ndjson", log_line(0).into_bytes()),
         "/api/logs" => logs(tail.unwrap_or(LOG_FLOOD / log_line(0).len())),
         "/api/config" => {
             let mixed: String = hex
