@@ -77,7 +77,15 @@ async fn the_python_sdk_over_stdio_in_auto_and_legacy_modes() {
     ];
     for (mode, protocol) in [("auto", "2026-07-28"), ("legacy", "2025-11-25")] {
         demo.control("move").await;
-        let mut args = vec!["--mode", mode, "--act", "--command", binary];
+        let mut args = vec![
+            "--mode",
+            mode,
+            "--act",
+            "--bundle",
+            "support-2026-11-18.tar",
+            "--command",
+            binary,
+        ];
         for pair in &env {
             args.extend(["--env", pair.as_str()]);
         }
@@ -85,6 +93,16 @@ async fn the_python_sdk_over_stdio_in_auto_and_legacy_modes() {
         assert_eq!(seen["protocol"], protocol, "{seen}");
         assert_read(&seen, 49);
         assert_acted(&seen);
+        // Issue 29: the SDK validated each against its outputSchema, or the script had failed.
+        assert_eq!(
+            seen["streamed"],
+            serde_json::json!({
+                "read_logs": {"is_error": false, "fields": ["lines"]},
+                "read_bundle_by_name": {"is_error": false, "fields": ["file"]},
+                "read_held_by_id_poster": {"is_error": false, "fields": ["file"]},
+            }),
+            "{mode}"
+        );
         assert!(
             seen["resources"]
                 .as_array()

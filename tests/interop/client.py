@@ -2,7 +2,8 @@
 
 It connects over stdio (starting the server) or over Streamable HTTP (with a bearer key, trusting
 the server's own certificate), in the SDK's auto mode or its legacy mode, then lists, reads and,
-with --act, rehearses and acts. It prints one JSON object of what it saw.
+with --act, rehearses and acts; with --bundle, it also reads lines, a file and an image. It prints
+one JSON object of what it saw.
 """
 
 import argparse
@@ -39,13 +40,32 @@ async def exercise(client: Client, act: bool) -> dict:
     return seen
 
 
+async def streamed(client: Client, bundle: str) -> dict:
+    """The reads that answer lines, a file or an image: the SDK holds each result's structured
+    content to the tool's outputSchema, and raises where it does not validate (issue 29)."""
+    held = await client.call_tool("read_held", {})
+    title = (held.structured_content or {}).get("data", {}).get("holdings", [{}])[0].get("id")
+    seen = {}
+    for name, arguments in [
+        ("read_logs", {"tail": 2}),
+        ("read_bundle_by_name", {"name": bundle}),
+        ("read_held_by_id_poster", {"id": title}),
+    ]:
+        answer = await client.call_tool(name, arguments)
+        seen[name] = {"is_error": answer.is_error, "fields": sorted(answer.structured_content or {})}
+    return seen
+
+
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     add_arguments(parser)
     parser.add_argument("--act", action="store_true")
+    parser.add_argument("--bundle", help="also read the logs, this support bundle and a poster")
     arguments = parser.parse_args()
     async with connected(arguments) as client:
         seen = await exercise(client, arguments.act)
+        if arguments.bundle:
+            seen["streamed"] = await streamed(client, arguments.bundle)
     json.dump(seen, sys.stdout)
 
 
