@@ -12,7 +12,7 @@ include!(concat!(env!("OUT_DIR"), "/catalogue.rs"));
 // The generator's own definitions, so the catalogue it writes and the server agree.
 #[path = "contract/vocabulary.rs"]
 mod vocabulary;
-pub use vocabulary::{Audience, Completing, Shape};
+pub use vocabulary::{Audience, Completing, Shape, Streamed};
 
 /// A refusal as the core's registry declares it: its code and the HTTP status it comes with.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -114,22 +114,14 @@ fn left_out_schema() -> Value {
     })
 }
 
-/// What a read that answers no envelope streams, as the contract gives it.
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub enum StreamedForm {
-    /// NDJSON log lines.
-    Lines,
-    File,
-    Image,
-}
-
-pub fn streamed_form(tool: &ContractTool) -> StreamedForm {
+/// The form a read that answers no envelope streams in.
+pub fn streamed_form(tool: &ContractTool) -> Streamed {
     if tool.answers_image {
-        StreamedForm::Image
+        Streamed::Image
     } else if tool.answers_lines {
-        StreamedForm::Lines
+        Streamed::Lines
     } else {
-        StreamedForm::File
+        Streamed::File
     }
 }
 
@@ -137,17 +129,17 @@ pub fn streamed_form(tool: &ContractTool) -> StreamedForm {
 /// makes of it (`crate::answer::outcome`), not the stack's bytes. A line is handed over as the
 /// stack wrote it, unchecked, so its items are held to nothing. No field is required, as a cut
 /// answer may leave one out.
-pub fn streamed_answer_schema(form: StreamedForm) -> Value {
+pub fn streamed_answer_schema(form: Streamed) -> Value {
     let answer = match form {
-        StreamedForm::Lines => json!({
+        Streamed::Lines => json!({
             "lines": {
                 "description": "The log lines, in the stack's order: each the JSON the stack wrote on the line (an envelope of kind log, the contract says), or the line's text where it was not JSON. Not checked against the contract.",
                 "type": "array"
             }
         }),
-        StreamedForm::File | StreamedForm::Image => {
+        Streamed::File | Streamed::Image => {
             let handed = match form {
-                StreamedForm::Image => {
+                Streamed::Image => {
                     "the image itself is handed over beside this as image content, when attached"
                 }
                 _ => {

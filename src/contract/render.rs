@@ -433,12 +433,12 @@ fn read_call(tool: &ContractTool) -> Result<TokenStream, Problems> {
         quote!(super::reply::Reply::from_envelope(call.send().await?))
     } else {
         let form = match streamed_form(tool) {
-            StreamedForm::Lines => quote!(Lines),
-            StreamedForm::File => quote!(File),
-            StreamedForm::Image => quote!(Image),
+            Streamed::Lines => quote!(Lines),
+            Streamed::File => quote!(File),
+            Streamed::Image => quote!(Image),
         };
         quote! {
-            super::reply::Reply::from_stream(call.send().await?, &ClientInfo::inner(client).limits, super::reply::Streamed::#form).await
+            super::reply::Reply::from_stream(call.send().await?, &ClientInfo::inner(client).limits, crate::catalogue::Streamed::#form).await
         }
     };
     Ok(quote! {

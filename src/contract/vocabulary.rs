@@ -18,6 +18,17 @@ pub enum Audience {
     Household,
 }
 
+/// What a read that answers no envelope streams, as the contract gives it. It alone decides how
+/// the answer is read and what its `outputSchema` is, never the `Content-Type` the stack names:
+/// the structured content handed over is then always of the form the schema publishes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Streamed {
+    /// NDJSON log lines.
+    Lines,
+    File,
+    Image,
+}
+
 /// What the stack can complete a value from, read under the asking key's own scope.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Completing {

@@ -10,6 +10,7 @@ use sha2::{Digest, Sha256};
 use super::bounded::{self, AnswerLimits};
 use super::image::{self, IMAGE_LIMIT};
 use super::sdk::types;
+use crate::catalogue::Streamed;
 use crate::cut::{self, LeftOut};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -54,17 +55,6 @@ const MEDIA_TYPES: [&str; 9] = [
     "text/plain",
     "text/csv",
 ];
-
-/// What the contract says a streamed read answers. It alone decides how the answer is read, never
-/// the `Content-Type` the stack names: the structured content handed over is then always of the
-/// form the tool's `outputSchema` publishes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Streamed {
-    /// NDJSON log lines.
-    Lines,
-    File,
-    Image,
-}
 
 /// The stack's `Content-Type`, as one of [`MEDIA_TYPES`]: its parameters dropped, and anything
 /// not on the list said as `application/octet-stream`.
