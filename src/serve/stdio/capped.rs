@@ -6,6 +6,9 @@
 //! A call counts from when the server takes it up until its work is done, which a cancellation
 //! does not cut short: work that goes on after its client stopped waiting still holds a stack
 //! connection.
+//!
+//! A listening stream is let through uncounted, once the server has made ready to acknowledge
+//! it (read the key's offer), which the protocol library asks of it before any handler runs.
 
 use std::borrow::Cow;
 
@@ -15,6 +18,18 @@ use rmcp::{ErrorData as McpError, RoleServer};
 use tokio::sync::Semaphore;
 
 use crate::answer::sentences;
+use crate::mcp::server::LemonfiberServer;
+
+/// What a server does before a `subscriptions/listen` stream is acknowledged.
+pub trait BeforeListening {
+    fn before_listening(&self, peer: &rmcp::Peer<RoleServer>) -> impl Future<Output = ()> + Send;
+}
+
+impl BeforeListening for LemonfiberServer {
+    async fn before_listening(&self, peer: &rmcp::Peer<RoleServer>) {
+        LemonfiberServer::before_listening(self, peer).await;
+    }
+}
 
 /// The JSON-RPC code of a call refused past the cap: one of those JSON-RPC leaves to the server.
 const TOO_MANY_CALLS: ErrorCode = ErrorCode(-32000);
@@ -49,12 +64,15 @@ fn is_counted(request: &ClientRequest) -> bool {
     )
 }
 
-impl<S: Service<RoleServer>> Service<RoleServer> for Capped<S> {
+impl<S: Service<RoleServer> + BeforeListening + Sync> Service<RoleServer> for Capped<S> {
     async fn handle_request(
         &self,
         request: <RoleServer as ServiceRole>::PeerReq,
         context: RequestContext<RoleServer>,
     ) -> Result<ServerResult, McpError> {
+        if matches!(request, ClientRequest::SubscriptionsListenRequest(_)) {
+            self.inner.before_listening(&context.peer).await;
+        }
         if !is_counted(&request) {
             return self.inner.handle_request(request, context).await;
         }
