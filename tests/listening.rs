@@ -544,3 +544,41 @@ async fn closing_stdin_ends_a_listening_stream_and_the_process_exits() {
     let stderr = server.stderr();
     assert!(!stderr.contains("timed out draining"), "{stderr}");
 }
+
+/// Issue 29: a listen naming more resources than the key has room to watch (16) is acknowledged
+/// with those that are watched, and not the rest.
+#[tokio::test]
+async fn a_listen_past_the_keys_watch_room_is_acknowledged_with_what_fits_over_https() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let key = demo.key(&demo.act_key_file);
+    let transport = StreamableHttpClientTransport::with_client(
+        server.client.clone(),
+        StreamableHttpClientTransportConfig::with_uri(server.url.clone()).auth_header(key),
+    );
+    let client = Quiet
+        .serve_with_lifecycle(
+            transport,
+            ClientLifecycleMode::Discover {
+                preferred_versions: vec![ProtocolVersion::V_2026_07_28],
+            },
+        )
+        .await
+        .expect("the client connects");
+    let resources: Vec<String> = client
+        .list_all_resources()
+        .await
+        .expect("listed")
+        .into_iter()
+        .map(|resource| resource.uri.clone())
+        .collect();
+    assert!(resources.len() > 17, "{resources:?}");
+    let mut filter = SubscriptionFilter::new();
+    filter.resource_subscriptions = Some(resources[..17].to_vec());
+    let subscription = client.listen(filter).await.expect("listening");
+    assert_eq!(
+        subscription.acknowledged().resource_subscriptions,
+        Some(resources[..16].to_vec()),
+        "the key watches at most 16"
+    );
+}

@@ -82,8 +82,9 @@ impl LemonfiberServer {
     /// What a listening stream is told: changes to the tools and resources this key is offered,
     /// and changes to the resources it names that will be watched. A resource is watched only
     /// when the key is offered its read now, the resource is one that read takes, and the key
-    /// has room for another watch; the rest are left out of the acknowledgment, which the
-    /// 2026-07-28 draft lets a server do with what it will not send.
+    /// has room for another watch. The rest are left out of the acknowledgment rather than
+    /// refused: the 2026-07-28 draft has it carry the part of the request the server agreed to
+    /// honour, for the client to check against what it asked.
     pub(super) fn accepted_filter(&self, requested: &SubscriptionFilter) -> SubscriptionFilter {
         let position = self
             .standing
