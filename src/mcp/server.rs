@@ -72,9 +72,6 @@ pub struct LemonfiberServer {
     /// ends with it.
     session_ends: CancellationToken,
     _ends_with_the_session: DropGuard,
-    /// Cancelled when the server's input ends (stdio's stdin closed): its listening streams end
-    /// then, rather than keep the process waiting for them.
-    listens_end: CancellationToken,
 }
 
 /// The audit's word for a call refused for its arguments, which a resource read also answers as
@@ -232,15 +229,6 @@ impl LemonfiberServer {
             watches: Watches::default(),
             _ends_with_the_session: session_ends.clone().drop_guard(),
             session_ends,
-            listens_end: CancellationToken::new(),
-        }
-    }
-
-    /// The same server, whose listening streams end when `input_ends` is cancelled.
-    pub fn listens_until(self, input_ends: CancellationToken) -> LemonfiberServer {
-        LemonfiberServer {
-            listens_end: input_ends,
-            ..self
         }
     }
 

@@ -37,10 +37,9 @@ pub async fn run() -> Result<(), Fatal> {
     // Once stdin ends no request can come, and a listening stream is ended then: the protocol
     // library waits for the handlers still running before it lets the process exit.
     let read_ended = CancellationToken::new();
-    let server = LemonfiberServer::new(Arc::new(stack), standing, common, Via::Stdio)
-        .listens_until(read_ended.clone());
+    let server = LemonfiberServer::new(Arc::new(stack), standing, common, Via::Stdio);
     let (stdin, stdout) = rmcp::transport::stdio();
-    let running = Capped::new(server, CALLS_AT_ONCE)
+    let running = Capped::new(server, CALLS_AT_ONCE, read_ended.clone())
         .serve(Lines::new(stdin, stdout, read_ended))
         .await
         .map_err(|error| Fatal::SessionNotStarted(Box::new(error)))?;

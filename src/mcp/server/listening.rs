@@ -124,7 +124,7 @@ impl LemonfiberServer {
     }
 
     /// Watches the resources the stream's acknowledgment named, and tells it of each change to
-    /// the key's offer, until the client stops listening or the server's input ends.
+    /// the key's offer, until the client stops listening.
     pub(super) async fn listening(
         &self,
         subscription: SubscriptionContext,
@@ -152,7 +152,6 @@ impl LemonfiberServer {
         loop {
             tokio::select! {
                 () = subscription.cancelled() => return Ok(()),
-                () = self.listens_end.cancelled() => return Ok(()),
                 change = changes.recv() => match change {
                     Ok(()) | Err(RecvError::Lagged(_)) => {}
                     Err(RecvError::Closed) => return Ok(()),
