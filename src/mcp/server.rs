@@ -11,13 +11,14 @@ use rmcp::model::{
     JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
     ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
     ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Reference, ServerCapabilities, ServerConfig, ServerNotification, SubscriptionFilter, Tool,
+    Reference, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
-use tokio::sync::broadcast::{self, error::RecvError};
 use tokio_util::sync::{CancellationToken, DropGuard};
+
+mod listening;
 
 use super::arguments;
 use super::asking::{self, ANSWER_WITHIN, Asked};
@@ -229,39 +230,6 @@ impl LemonfiberServer {
             _ends_with_the_session: session_ends.clone().drop_guard(),
             session_ends,
         }
-    }
-
-    /// Tells a session's client, for as long as the session lasts, each time what the key is
-    /// offered changes, however the server learned it: another session's call, a watch's read,
-    /// or this session's own (F13-R9: a key refused in the background lists what a new session
-    /// of it would, at once).
-    fn tell_changes(&self, peer: Peer<RoleServer>, mut changes: broadcast::Receiver<()>) {
-        let ends = self.session_ends.clone();
-        let standing = self.standing.clone();
-        let notices = self.notices.clone();
-        tokio::spawn(async move {
-            loop {
-                tokio::select! {
-                    () = ends.cancelled() => return,
-                    change = changes.recv() => match change {
-                        Ok(()) | Err(RecvError::Lagged(_)) => {}
-                        Err(RecvError::Closed) => return,
-                    },
-                }
-                let refused = standing.lock().await.is_refused();
-                if peer.notify_tool_list_changed().await.is_err() {
-                    return;
-                }
-                let _ = peer.notify_resource_list_changed().await;
-                if refused {
-                    let said = sentences::notice_key_refused();
-                    notices.tell(&peer, Severity::Warning, said).await;
-                } else {
-                    let said = sentences::notice_offer_changed();
-                    notices.tell(&peer, Severity::Info, said).await;
-                }
-            }
-        });
     }
 
     /// A watch of the resource at `uri`, told through `tell`: only a resource of a read this key
@@ -947,18 +915,8 @@ impl ServerHandler for LemonfiberServer {
         Cow::Borrowed(&PROTOCOL_VERSIONS)
     }
 
-    /// A session has begun: its client is told of changes from now on. From 2026-07-28 there
-    /// are no sessions, and a client hears of changes on a listening stream instead.
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
-        let version = context
-            .peer
-            .peer_info()
-            .map(|info| info.protocol_version.clone());
-        if versions::stateless(version) {
-            return;
-        }
-        let changes = self.standing.lock().await.listen();
-        self.tell_changes(context.peer, changes);
+        self.session_began(context.peer).await;
     }
 
     // Logging is deprecated from 2026-07-28 on, and served for the versions before it.
@@ -990,76 +948,15 @@ impl ServerHandler for LemonfiberServer {
             .with_instructions(sentences::instructions())
     }
 
-    /// From 2026-07-28 a client hears of changes on a `subscriptions/listen` stream: that the
-    /// tools or resources this key is offered changed, and that a resource it names changed.
-    /// Only resources of reads this key is offered, as far as is known now, are taken; the offer
-    /// is asked again when the stream starts.
     fn accepted_subscription_filter(
         &self,
         requested: &SubscriptionFilter,
     ) -> Option<SubscriptionFilter> {
-        let known = self
-            .standing
-            .try_lock()
-            .ok()
-            .and_then(|standing| standing.position().offer().cloned());
-        let offered = |uri: &String| {
-            catalogue::reads().any(|tool| {
-                tool.match_resource(uri).is_some()
-                    && known.as_ref().is_none_or(|offer| offer.admits(tool))
-            })
-        };
-        let mut filter = SubscriptionFilter::new();
-        filter.tools_list_changed = Some(true);
-        filter.resources_list_changed = Some(true);
-        filter.resource_subscriptions = requested
-            .resource_subscriptions
-            .as_ref()
-            .map(|uris| uris.iter().filter(|uri| offered(uri)).cloned().collect());
-        Some(filter)
+        Some(self.accepted_filter(requested))
     }
 
-    /// Watches the resources one listening client named, and tells it of each change to the
-    /// key's offer, until it stops listening.
     async fn listen(&self, subscription: SubscriptionContext) -> Result<(), McpError> {
-        let listening = CancellationToken::new();
-        let _ends_its_watches = listening.clone().drop_guard();
-        let uris = subscription
-            .accepted()
-            .resource_subscriptions
-            .clone()
-            .unwrap_or_default();
-        for uri in uris {
-            let tell = Tell::Listening(subscription.sink().clone());
-            let watch = self
-                .watch_of(&uri, tell, subscription.request_context())
-                .await;
-            if let Err(error) =
-                watch.and_then(|watch| self.start_watch(watch, Some(listening.clone())))
-            {
-                tracing::info!(error = %error.message, "a resource named on a listening stream is not watched");
-            }
-        }
-        let mut changes = self.standing.lock().await.listen();
-        loop {
-            tokio::select! {
-                () = subscription.cancelled() => return Ok(()),
-                change = changes.recv() => match change {
-                    Ok(()) | Err(RecvError::Lagged(_)) => {}
-                    Err(RecvError::Closed) => return Ok(()),
-                },
-            }
-            let accepted = subscription.accepted();
-            if accepted.tools_list_changed == Some(true) {
-                let changed = ServerNotification::ToolListChangedNotification(Default::default());
-                let _ = subscription.sink().send(changed).await;
-            }
-            if accepted.resources_list_changed == Some(true) {
-                let changed =
-                    ServerNotification::ResourceListChangedNotification(Default::default());
-                let _ = subscription.sink().send(changed).await;
-            }
-        }
+        self.listening(subscription).await
     }
 
     /// A request the protocol library did not recognise: a method of the protocol whose

@@ -38,6 +38,16 @@ struct Counted {
 }
 
 impl WatchCount {
+    /// How many more watches `key` may start now.
+    pub fn room(&self, key: [u8; 32]) -> usize {
+        let held = lock(&self.held);
+        let (in_all, by_key) = &*held;
+        let of_key = by_key.get(&key).copied().unwrap_or_default();
+        PER_KEY
+            .saturating_sub(of_key)
+            .min(IN_ALL.saturating_sub(*in_all))
+    }
+
     fn take(count: &Arc<WatchCount>, key: [u8; 32]) -> Option<Counted> {
         let mut held = lock(&count.held);
         let (in_all, by_key) = &mut *held;

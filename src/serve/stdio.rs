@@ -6,6 +6,7 @@ mod lines;
 use std::sync::Arc;
 
 use rmcp::ServiceExt;
+use tokio_util::sync::CancellationToken;
 
 use crate::access::consent::Seal;
 use crate::access::standing;
@@ -33,10 +34,13 @@ pub async fn run() -> Result<(), Fatal> {
     let stack = Stack::new(&settings.address, settings.key, settings.conduct.answers)?;
     let common = Arc::new(Common::new(settings.conduct, seal));
     tracing::info!(stack = %settings.address.base_url, "serving MCP over stdio");
+    // Once stdin ends no request can come, and a listening stream is ended then: the protocol
+    // library waits for the handlers still running before it lets the process exit.
+    let read_ended = CancellationToken::new();
     let server = LemonfiberServer::new(Arc::new(stack), standing, common, Via::Stdio);
     let (stdin, stdout) = rmcp::transport::stdio();
-    let running = Capped::new(server, CALLS_AT_ONCE)
-        .serve(Lines::new(stdin, stdout))
+    let running = Capped::new(server, CALLS_AT_ONCE, read_ended.clone())
+        .serve(Lines::new(stdin, stdout, read_ended))
         .await
         .map_err(|error| Fatal::SessionNotStarted(Box::new(error)))?;
     let reason = running.waiting().await.map_err(Fatal::SessionFailed)?;

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 use tokio::io::{AsyncBufReadExt as _, AsyncRead, AsyncWrite, AsyncWriteExt as _, BufReader};
 use tokio::sync::Mutex;
 use tokio::task::JoinHandle;
+use tokio_util::sync::CancellationToken;
 
 use crate::answer::sentences;
 
@@ -38,6 +39,9 @@ pub struct Lines<R, W> {
     /// next line is read, so that a client sending only such lines is answered at the pace it
     /// reads, and never piles answers up in the server.
     answering: Option<JoinHandle<()>>,
+    /// Cancelled once nothing more can be read, so what waits on the client (a listening
+    /// stream) ends then, rather than hold the process open.
+    read_ended: CancellationToken,
 }
 
 /// What reading a line came to.
@@ -64,8 +68,9 @@ where
     R: AsyncRead + Send + Unpin,
     W: AsyncWrite + Send + Unpin + 'static,
 {
-    pub fn new(read: R, write: W) -> Lines<R, W> {
+    pub fn new(read: R, write: W, read_ended: CancellationToken) -> Lines<R, W> {
         Lines {
+            read_ended,
             read: BufReader::new(read),
             line: Vec::new(),
             discarding: false,
@@ -202,9 +207,13 @@ where
                     );
                     continue;
                 }
-                Read::End => return None,
+                Read::End => {
+                    self.read_ended.cancel();
+                    return None;
+                }
                 Read::Failed(error) => {
                     tracing::error!(%error, "stdin could not be read");
+                    self.read_ended.cancel();
                     return None;
                 }
             }
