@@ -518,10 +518,7 @@ async fn a_disruptive_diagnosis_is_asked_of_the_person_and_a_decline_leaves_the_
             let questions = declined["questions"].as_array().expect("questions");
             assert_eq!(questions.len(), 2, "asked on each call: {declined}");
             let message = questions[0]["message"].as_str().unwrap_or_default();
-            assert!(
-                message.contains("Run the lemonfiber doctor (diagnose)"),
-                "{message}"
-            );
+            assert!(message.contains("Run the lemonfiber doctor (diagnose)"), "{message}");
             assert!(
                 message.contains("It runs all of the doctor's checks."),
                 "{message}"
