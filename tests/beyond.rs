@@ -96,7 +96,7 @@ fn assert_asked_in_the_servers_words(seen: &Value) {
     assert_eq!(questions.len(), 1, "asked once, on the first call: {seen}");
     let message = questions[0]["message"].as_str().unwrap_or_default();
     assert!(
-        message.contains("Pause lemonfiber downloads (downloads_pause)"),
+        message.contains("Pause downloads (downloads_pause)"),
         "{message}"
     );
     assert!(
@@ -207,7 +207,7 @@ async fn a_restarts_question_names_the_services_how_long_and_who_is_watching() {
     let demo = DemoStack::start().await;
     let message = question_about(&demo, "restart", r#"{"services": ["jellyfin"]}"#).await;
     for said in [
-        "Restart lemonfiber services (restart).",
+        "Restart services (restart).",
         "It restarts 1 service: \u{201C}jellyfin\u{201D}.",
         "Each is down for up to 55 seconds, the stack says.",
         "Playing now: \u{201C}theo: Bluey S03E12 on Living room TV\u{201D}, \u{201C}maya: Slow Horses S04E03 on Maya's phone\u{201D}.",
@@ -232,7 +232,7 @@ async fn an_updates_question_names_the_versions_from_and_to() {
     let demo = DemoStack::start().await;
     let message = question_about(&demo, "update", "{}").await;
     for said in [
-        "Update lemonfiber (update).",
+        "Update (update).",
         "It updates \u{201C}jellyfin\u{201D} from \u{201C}10.10.3\u{201D} to \u{201C}10.10.4\u{201D}, \u{201C}sonarr\u{201D} from \u{201C}4.0.11\u{201D} to \u{201C}4.0.12\u{201D}.",
         "Each is down for up to 55 seconds, the stack says.",
         "Playing now:",
@@ -518,7 +518,7 @@ async fn a_disruptive_diagnosis_is_asked_of_the_person_and_a_decline_leaves_the_
             let questions = declined["questions"].as_array().expect("questions");
             assert_eq!(questions.len(), 2, "asked on each call: {declined}");
             let message = questions[0]["message"].as_str().unwrap_or_default();
-            assert!(message.contains("Run the lemonfiber doctor (diagnose)"), "{message}");
+            assert!(message.contains("Run the doctor (diagnose)"), "{message}");
             assert!(
                 message.contains("It runs all of the doctor's checks."),
                 "{message}"

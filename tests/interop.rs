@@ -248,7 +248,7 @@ async fn a_hosted_assistant_signs_in_through_the_python_sdks_oauth_client_with_a
     assert!(
         page.contains("This is an act key")
             && page.contains("It can change")
-            && page.contains("Restart lemonfiber services"),
+            && page.contains("Restart services"),
         "{page}"
     );
     let printed = seen.to_string();

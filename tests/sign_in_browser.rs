@@ -295,10 +295,10 @@ async fn on_a_phones_screen_every_demo_keys_allow_is_on_the_first_screen_and_cha
                 }
                 let agreed = laid_out["agreed"].as_str().expect("how it is agreed");
                 assert!(
-                    agreed.contains("All but “Run the lemonfiber doctor” are rehearsed first")
+                    agreed.contains("All but “Run the doctor” are rehearsed first")
                         && agreed.contains("asks you before each")
                         && agreed.contains("if it cannot ask you, or you do not answer, the rehearsal stands for your yes")
-                        && agreed.contains("“Run the lemonfiber doctor” runs only on your yes, or on the assistant's call where it cannot ask"),
+                        && agreed.contains("“Run the doctor” runs only on your yes, or on the assistant's call where it cannot ask"),
                     "how each is agreed to, under the default consent mode: {agreed}"
                 );
                 assert!(summary.starts_with("It can read "), "{summary}");
