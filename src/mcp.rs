@@ -4,6 +4,7 @@
 pub mod arguments;
 pub mod asking;
 pub mod audit;
+mod completions;
 mod notices;
 pub mod prompts;
 mod question;

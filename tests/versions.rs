@@ -387,3 +387,101 @@ async fn a_stateless_act_that_reports_progress_still_streams_it_before_its_resul
     );
     demo.control("jobs/release").await;
 }
+
+/// What `logging/setLevel` came to: answered, or the code of the error.
+// Logging is deprecated from 2026-07-28 on; the versions before it still have it.
+#[allow(deprecated)]
+async fn set_level(server: &Stdio) -> Result<(), ErrorCode> {
+    let asked = rmcp::model::SetLevelRequestParams::new(rmcp::model::LoggingLevel::Info);
+    match server.client.set_level(asked).await {
+        Ok(()) => Ok(()),
+        Err(ServiceError::McpError(error)) => Err(error.code),
+        Err(other) => panic!("a JSON-RPC answer, not {other}"),
+    }
+}
+
+/// Issue 29, item 5: 2026-07-28 deprecates logging and moves its level into each request, which
+/// this server does not serve: `server/discover` declares no logging, and `logging/setLevel` is
+/// an unknown method. The versions before it keep logging.
+#[tokio::test]
+async fn logging_is_declared_and_served_only_before_2026_07_28_over_stdio() {
+    let demo = DemoStack::start().await;
+    let current = connected_speaking(&demo, &demo.read_key_file, Opening::Discover).await;
+    let declared = current.client.peer_info().expect("discovered");
+    assert_eq!(declared.protocol_version, ProtocolVersion::V_2026_07_28);
+    assert_eq!(declared.capabilities.logging, None);
+    assert!(
+        declared.capabilities.completions.is_some(),
+        "the rest stays"
+    );
+    assert_eq!(set_level(&current).await, Err(ErrorCode::METHOD_NOT_FOUND));
+
+    for version in [
+        ProtocolVersion::V_2025_03_26,
+        ProtocolVersion::V_2025_06_18,
+        ProtocolVersion::V_2025_11_25,
+    ] {
+        let legacy = connected_speaking(
+            &demo,
+            &demo.read_key_file,
+            Opening::Initialize(version.clone()),
+        )
+        .await;
+        let declared = legacy.client.peer_info().expect("initialized");
+        assert!(declared.capabilities.logging.is_some(), "{version}");
+        assert_eq!(set_level(&legacy).await, Ok(()), "{version}");
+    }
+}
+
+/// Issue 29, item 5, over HTTPS: the same, by raw requests without a session on 2026-07-28.
+#[tokio::test]
+async fn logging_is_declared_and_served_only_before_2026_07_28_over_https() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let key = demo.key(&demo.read_key_file);
+    let ask = |id: u64, method: &str, params: Value| {
+        let mut params = params;
+        params["_meta"] = json!({
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": {"name": "versions", "version": "0"},
+            "io.modelcontextprotocol/clientCapabilities": {},
+        });
+        let body = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        server
+            .post(Some(&key), &body)
+            .header("mcp-protocol-version", "2026-07-28")
+            .header("mcp-method", method)
+    };
+    let answered = |response: reqwest::Response| async move {
+        let body = response.text().await.expect("a body");
+        messages(&body)
+            .pop()
+            .unwrap_or_else(|| panic!("a message: {body}"))
+    };
+    let discovered = answered(
+        ask(1, "server/discover", json!({}))
+            .send()
+            .await
+            .expect("sent"),
+    )
+    .await;
+    let capabilities = &discovered["result"]["capabilities"];
+    assert!(capabilities.get("tools").is_some(), "{discovered}");
+    assert_eq!(capabilities.get("logging"), None, "{discovered}");
+    let asked = ask(2, "logging/setLevel", json!({"level": "info"}));
+    let refused = answered(asked.send().await.expect("sent")).await;
+    assert_eq!(refused["error"]["code"], -32601, "{refused}");
+
+    let initialized = server
+        .post(Some(&key), &http_server::initialize())
+        .send()
+        .await
+        .expect("initialize");
+    let initialized = answered(initialized).await;
+    assert!(
+        initialized["result"]["capabilities"]
+            .get("logging")
+            .is_some(),
+        "{initialized}"
+    );
+}

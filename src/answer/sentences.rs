@@ -743,6 +743,60 @@ pub fn no_such_prompt() -> &'static str {
     "This server offers no such prompt to this key; list the prompts to see the ones it does."
 }
 
+/// What a completion asked of that this key is not offered; what the client named, already
+/// cleaned and shortened, or `None` where nothing of it could be shown.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NotCompletable {
+    Prompt(Option<String>),
+    Template(Option<String>),
+    /// An argument the prompt does not take, the prompt by this server's own name.
+    Argument {
+        prompt: String,
+        argument: Option<String>,
+    },
+    /// A parameter the template does not have, the template as this server lists it.
+    Parameter {
+        template: String,
+        parameter: Option<String>,
+    },
+    /// A kind of reference other than a prompt or a resource template.
+    Reference,
+}
+
+pub fn not_completable(what: &NotCompletable) -> String {
+    let named = |name: &Option<String>| match name {
+        Some(name) => format!(" \u{201C}{name}\u{201D}"),
+        None => " by that name".to_owned(),
+    };
+    match what {
+        NotCompletable::Prompt(name) => format!(
+            "This server offers no prompt{} to this key; list the prompts to see the ones it does.",
+            named(name)
+        ),
+        NotCompletable::Template(uri) => format!(
+            "This server offers no resource template{} to this key; list the resource templates to \
+             see the ones it does.",
+            named(uri)
+        ),
+        NotCompletable::Argument { prompt, argument } => format!(
+            "The prompt {prompt} takes no argument{}; list the prompts to see the ones it takes.",
+            named(argument)
+        ),
+        NotCompletable::Parameter {
+            template,
+            parameter,
+        } => format!(
+            "The resource template {template} has no parameter{}; only those in braces in it \
+             complete.",
+            named(parameter)
+        ),
+        NotCompletable::Reference => {
+            "This server completes only a prompt's arguments and a resource template's parameters."
+                .to_owned()
+        }
+    }
+}
+
 pub fn prompt_argument(prompt: &str, fault: &PromptArgumentFault) -> String {
     match fault {
         PromptArgumentFault::NotTaken(name) => {

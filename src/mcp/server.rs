@@ -7,11 +7,11 @@ use std::time::Instant;
 
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult, CustomRequest,
-    CustomResult, GetPromptRequestParams, GetPromptResponse, InputRequiredResult, InputResponses,
-    JsonObject, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, PaginatedRequestParams, ProgressNotificationParam, ProgressToken,
-    ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse, ReadResourceResult,
-    Reference, ServerCapabilities, ServerConfig, SubscriptionFilter, Tool,
+    CustomResult, DiscoverResult, GetPromptRequestParams, GetPromptResponse, InputRequiredResult,
+    InputResponses, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
+    ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -23,6 +23,7 @@ mod listening;
 use super::arguments;
 use super::asking::{self, ANSWER_WITHIN, Asked};
 use super::audit::{self, Decision};
+use super::completions;
 use super::notices::{Notices, Severity};
 use super::prompts;
 use super::question;
@@ -924,28 +925,37 @@ impl ServerHandler for LemonfiberServer {
     async fn set_level(
         &self,
         request: rmcp::model::SetLevelRequestParams,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<(), McpError> {
+        if versions::stateless(context.protocol_version()) {
+            return Err(McpError::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                sentences::no_such_method(),
+                None,
+            ));
+        }
         self.notices.asked(request);
         Ok(())
     }
 
-    // Logging is declared for the versions before 2026-07-28, which deprecates it.
-    #[allow(deprecated)]
+    /// What `initialize` declares: the versions before 2026-07-28, logging among it.
     fn get_info(&self) -> ServerConfig {
-        let capabilities = ServerCapabilities::builder()
-            .enable_logging()
-            .enable_tools()
-            .enable_tool_list_changed()
-            .enable_resources()
-            .enable_resources_list_changed()
-            .enable_resources_subscribe()
-            .enable_prompts()
-            .enable_completions()
-            .build();
-        ServerConfig::new(capabilities)
+        ServerConfig::new(versions::capabilities(None))
             .with_server_info(this_server())
             .with_instructions(sentences::instructions())
+    }
+
+    /// What `server/discover` declares: only what the version it asks on is served.
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<DiscoverResult, McpError> {
+        let mut info = self.get_info();
+        info.capabilities = versions::capabilities(context.protocol_version());
+        Ok(DiscoverResult::from_server_info(
+            PROTOCOL_VERSIONS.to_vec(),
+            info,
+        ))
     }
 
     fn accepted_subscription_filter(
@@ -1078,53 +1088,14 @@ impl ServerHandler for LemonfiberServer {
 
     /// Values for a prompt's argument or a resource template's parameter, from what the stack
     /// answers this key: nothing the key could not read itself, and only identifiers the door
-    /// hands over unchanged (issue 27).
+    /// hands over unchanged (issue 27). What the key is not offered is refused (issue 29).
     async fn complete(
         &self,
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let mut completed = CompleteResult::default();
-        let Position::Connected(offer) = self.position(&context.peer).await else {
-            return Ok(completed);
-        };
-        let argument = &request.argument.name;
-        let source = match &request.r#ref {
-            Reference::Resource(template) => prompts::completing_parameter(&template.uri, argument),
-            Reference::Prompt(named) => prompts::offered(&offer)
-                .find(|prompt| prompt.name == named.name)
-                .and_then(|prompt| prompt.arguments.iter().find(|taken| taken.name == argument))
-                .and_then(|taken| taken.complete)
-                .map(prompts::source),
-            _ => None,
-        };
-        let Some(source) = source else {
-            return Ok(completed);
-        };
-        let Some(tool) = catalogue::find(source.read).filter(|tool| offer.admits(tool)) else {
-            return Ok(completed);
-        };
-        let Operation::Read(read) = tool.operation else {
-            return Ok(completed);
-        };
-        let Ok(arguments) = arguments::check(tool.parameters_for(offer.audience), None) else {
-            return Ok(completed);
-        };
-        match self.stack.read(read, &arguments).await {
-            Ok(reply) => {
-                completed.completion = prompts::completion(
-                    &reply,
-                    &source,
-                    &request.argument.value,
-                    self.stack.withheld(),
-                );
-            }
-            Err(failure) => tracing::info!(
-                failure = failure_name(&failure),
-                "the stack did not answer a completion"
-            ),
-        }
-        Ok(completed)
+        let position = self.position(&context.peer).await;
+        completions::complete(&self.stack, &position, &request, failure_name).await
     }
 
     async fn list_resources(

@@ -3,7 +3,7 @@
 
 use std::borrow::Cow;
 
-use rmcp::model::{Implementation, MetaObject, ProtocolVersion};
+use rmcp::model::{Implementation, MetaObject, ProtocolVersion, ServerCapabilities};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData as McpError, RoleServer};
 use serde_json::json;
@@ -69,6 +69,27 @@ pub fn stateless(version: Option<ProtocolVersion>) -> bool {
 /// Whether `method`, asked on `version`, is one the version removed.
 pub fn removed(method: &str, version: Option<ProtocolVersion>) -> bool {
     REMOVED_IN_2026_07_28.contains(&method) && stateless(version)
+}
+
+/// What the server offers a client of `version`. Logging (`logging/setLevel` and the notices it
+/// asks for) only before 2026-07-28: that version deprecates it and moves the level into each
+/// request, which this server does not serve, so a 2026 client is not told of it.
+// The protocol library names logging deprecated for the versions that still have it.
+#[allow(deprecated)]
+pub fn capabilities(version: Option<ProtocolVersion>) -> ServerCapabilities {
+    let mut capabilities = ServerCapabilities::builder()
+        .enable_tools()
+        .enable_tool_list_changed()
+        .enable_resources()
+        .enable_resources_list_changed()
+        .enable_resources_subscribe()
+        .enable_prompts()
+        .enable_completions()
+        .build();
+    if !stateless(version) {
+        capabilities.logging = Some(Default::default());
+    }
+    capabilities
 }
 
 /// This server, as it names itself to clients.

@@ -28,6 +28,7 @@ import warnings
 import anyio
 import httpx2
 import mcp_types as types
+from mcp.shared.exceptions import MCPError
 
 from connection import add_arguments, connected, text_of
 
@@ -249,7 +250,11 @@ async def prompts(arguments) -> dict:
             await client.complete(prompt_title, {"name": "title", "value": "arr"})
         ).completion.values
         services = types.PromptReference(name="why_stuck")
-        seen["services"] = (await client.complete(services, {"name": "service", "value": ""})).completion.values
+        try:
+            seen["services"] = (await client.complete(services, {"name": "service", "value": ""})).completion.values
+        except MCPError as refused:
+            # A prompt the key is not offered is invalid params (issue 29), not an empty list.
+            seen["services"] = {"error": refused.code}
         return seen
 
 
