@@ -344,6 +344,22 @@ async fn completions_and_prompts_pass_nothing_the_door_would_change() {
         .expect("JSON")
         .to_ascii_lowercase();
     assert!(!said.contains(hex) && said.contains("[withheld]"), "{said}");
+
+    // An argument the prompt does not take is named back only when it is a plain name: the
+    // caller is untrusted, and its refusal goes to the model as the server's own words.
+    let mut given = rmcp::model::JsonObject::new();
+    given.insert(INSTRUCTIONS.into(), Value::from("x"));
+    let refused = server
+        .client
+        .get_prompt(rmcp::model::GetPromptRequestParams::new("why_stuck").with_arguments(given))
+        .await
+        .expect_err("an argument the prompt does not take");
+    let refused = refused.to_string();
+    assert!(
+        refused.contains("takes no argument of that name"),
+        "{refused}"
+    );
+    assert!(!refused.contains(INSTRUCTIONS), "{refused}");
 }
 
 #[tokio::test]

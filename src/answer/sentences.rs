@@ -799,9 +799,10 @@ pub fn not_completable(what: &NotCompletable) -> String {
 
 pub fn prompt_argument(prompt: &str, fault: &PromptArgumentFault) -> String {
     match fault {
-        PromptArgumentFault::NotTaken(name) => {
-            format!("The prompt {prompt} takes no argument {name}.")
-        }
+        PromptArgumentFault::NotTaken(name) => match plain_argument_name(name) {
+            Some(name) => format!("The prompt {prompt} takes no argument {name}."),
+            None => format!("The prompt {prompt} takes no argument of that name."),
+        },
         PromptArgumentFault::NotText(name) => {
             format!("The prompt {prompt}'s argument {name} must be text.")
         }
@@ -815,18 +816,21 @@ pub fn no_such_resource() -> &'static str {
     "There is no resource at that address on this server; list the resources to see what this key is offered."
 }
 
-pub fn argument(problem: &ArgumentProblem, tool: &str) -> String {
-    // The name came from the caller: repeat it only when it is a plain parameter name.
-    let plain = !problem.name.is_empty()
-        && problem.name.len() <= 64
-        && problem
-            .name
+/// An argument's name as the caller sent it, when it is plain enough to repeat: the caller is
+/// untrusted, and only a name shaped like the ones this server takes cannot carry words of its own.
+fn plain_argument_name(name: &str) -> Option<&str> {
+    let plain = !name.is_empty()
+        && name.len() <= 64
+        && name
             .bytes()
             .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_');
-    let name = if plain {
-        format!("The argument {}", problem.name)
-    } else {
-        "An argument".to_owned()
+    plain.then_some(name)
+}
+
+pub fn argument(problem: &ArgumentProblem, tool: &str) -> String {
+    let name = match plain_argument_name(&problem.name) {
+        Some(name) => format!("The argument {name}"),
+        None => "An argument".to_owned(),
     };
     let what = match problem.fault {
         Fault::NotOffered => format!("is not one {tool} takes"),
