@@ -69,6 +69,8 @@ pub async fn run(print_json: bool) -> Result<Checked, Fatal> {
             json!({"state": "unreachable", "address": address, "why": unreachable_because(&failure)}),
         ),
     };
+    let mut report = report;
+    report["key_file_privacy_checked"] = Value::Bool(crate::platform::PRIVACY_CHECKED);
     let said = if print_json {
         format!("{report}\n")
     } else {
@@ -133,6 +135,13 @@ fn for_a_person(report: &Value) -> String {
             );
             let _ = writeln!(said, "{}", text("why"));
         }
+    }
+    if report["key_file_privacy_checked"] == Value::Bool(false) {
+        let _ = writeln!(
+            said,
+            "\nOn Windows this server does not check who else may read the key file. Keep it in \
+             your own profile (where link puts it), which only you and Windows itself can read."
+        );
     }
     said
 }

@@ -737,6 +737,7 @@ mod tests {
         );
     }
 
+    #[cfg(unix)]
     #[test]
     fn a_key_file_others_can_read_is_refused_naming_its_mode_and_the_fix() {
         use std::os::unix::fs::PermissionsExt as _;
@@ -812,6 +813,11 @@ mod tests {
         assert!(!error.to_string().contains("deadbeef"));
     }
 
+    /// A home folder that is absolute on every platform, as `HOME` must be to be used.
+    fn home() -> std::path::PathBuf {
+        std::env::temp_dir().join("ann")
+    }
+
     #[test]
     fn the_http_mode_takes_no_key_and_serves_only_when_asked_f13_r8() {
         let http = |pairs: &[(&str, &str)]| {
@@ -819,7 +825,7 @@ mod tests {
                 .iter()
                 .map(|(k, v)| (k.to_string(), v.to_string()))
                 .collect();
-            map.insert("HOME".to_owned(), "/home/ann".to_owned());
+            map.insert("HOME".to_owned(), home().display().to_string());
             http_settings(|name| map.get(name).cloned(), None)
         };
         let stack = (ADDRESS, "https://127.0.0.1:9");
@@ -850,7 +856,7 @@ mod tests {
         assert_eq!(settings.public_port, None);
         assert_eq!(
             settings.state,
-            std::path::PathBuf::from("/home/ann/.local/state/lemonfiber-mcp/http")
+            home().join(".local/state/lemonfiber-mcp/http")
         );
         let listen = (LISTEN, "127.0.0.1:8443");
         let public = http(&[stack, pin, listen, (PUBLIC_PORT, "443")]).expect("settings");
@@ -877,10 +883,10 @@ mod tests {
                 (ADDRESS, "https://127.0.0.1:9"),
                 (PIN, PIN_TEXT),
                 (LISTEN, "127.0.0.1:0"),
-                ("HOME", "/home/ann"),
             ] {
                 map.insert(name.to_owned(), value.to_owned());
             }
+            map.insert("HOME".to_owned(), home().display().to_string());
             http_settings(|name| map.get(name).cloned(), None).map(|settings| settings.limits)
         };
         let lifted = limits(&[

@@ -18,6 +18,7 @@ pub mod link;
 mod lock;
 mod mcp;
 mod places;
+mod platform;
 pub mod redact;
 pub mod serve;
 pub mod stack;

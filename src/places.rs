@@ -54,6 +54,8 @@ mod tests {
         }
     }
 
+    // The paths are Unix ones, which Windows does not count as absolute.
+    #[cfg(unix)]
     #[test]
     fn the_xdg_folder_comes_first_and_a_relative_one_is_ignored() {
         let set = from(&[("XDG_STATE_HOME", "/x/state"), ("HOME", "/home/ann")]);
@@ -70,6 +72,26 @@ mod tests {
         assert_eq!(
             config_folder(&set),
             Some(PathBuf::from("/home/ann/.config/lemonfiber-mcp"))
+        );
+    }
+
+    /// Issue 30: with no XDG folder and no `HOME`, as on Windows, the profile's own folders.
+    #[cfg(windows)]
+    #[test]
+    fn on_windows_the_profiles_own_folders_are_used() {
+        let set = from(&[
+            ("APPDATA", r"C:\Users\ann\AppData\Roaming"),
+            ("LOCALAPPDATA", r"C:\Users\ann\AppData\Local"),
+        ]);
+        assert_eq!(
+            config_folder(&set),
+            Some(PathBuf::from(
+                r"C:\Users\ann\AppData\Roaming\lemonfiber-mcp"
+            ))
+        );
+        assert_eq!(
+            state_folder(&set),
+            Some(PathBuf::from(r"C:\Users\ann\AppData\Local\lemonfiber-mcp"))
         );
     }
 

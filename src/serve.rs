@@ -41,18 +41,4 @@ impl Fatal {
     }
 }
 
-/// Waits until the process is asked to stop (Ctrl-C or SIGTERM).
-pub async fn stop_requested() {
-    let interrupt = tokio::signal::ctrl_c();
-    match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-        Ok(mut terminate) => {
-            tokio::select! {
-                _ = interrupt => {}
-                _ = terminate.recv() => {}
-            }
-        }
-        Err(_) => {
-            let _ = interrupt.await;
-        }
-    }
-}
+pub use crate::platform::stop_requested;

@@ -1,26 +1,21 @@
 //! The state folder the HTTP mode keeps what it must remember in (its certificates, its ACME
-//! account, the secret offers are sealed with): its owner's alone, 0700, and each file 0600,
-//! written whole or not at all so that a crash or a reader never sees half of one. And the folder
-//! `link` keeps its config in, which may be anyone's (see [`make_missing_folder`]). The one place
-//! the server sets or reads a folder's permissions.
+//! account, the secret offers are sealed with): its owner's alone (0700, each file 0600, on Unix;
+//! see [`crate::platform`] for Windows), each file written whole or not at all so that a crash or
+//! a reader never sees half of one. And the folder `link` keeps its config in, which may be
+//! anyone's (see [`make_missing_folder`]).
 
 use std::io::Write as _;
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+
+use crate::platform;
+
+pub use platform::open_to_others;
 
 /// Makes `folder` (and what leads to it), and makes it its owner's alone (0700) if it was there
 /// already and open to others.
 pub fn make_folder(folder: &Path) -> std::io::Result<()> {
-    use std::os::unix::fs::PermissionsExt as _;
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(folder)?;
-    let mode = std::fs::metadata(folder)?.permissions().mode();
-    if mode & 0o077 != 0 {
-        std::fs::set_permissions(folder, std::fs::Permissions::from_mode(0o700))?;
-    }
-    Ok(())
+    platform::make_owner_only_folders(folder)?;
+    platform::close_to_others(folder)
 }
 
 /// Why a folder is not one to keep a secret in.
@@ -39,9 +34,6 @@ pub enum FolderRefused {
 /// bit is refused: they could replace the file kept in it. Answers the folders it made, the
 /// innermost last, so that a caller that ends up keeping nothing can take them away again.
 pub fn make_missing_folder(folder: &Path) -> Result<Vec<PathBuf>, FolderRefused> {
-    use std::os::unix::fs::PermissionsExt as _;
-    const OTHERS_WRITE: u32 = 0o022;
-    const STICKY: u32 = 0o1000;
     let mut missing: Vec<PathBuf> = folder
         .ancestors()
         .take_while(|ancestor| {
@@ -50,12 +42,8 @@ pub fn make_missing_folder(folder: &Path) -> Result<Vec<PathBuf>, FolderRefused>
         .map(Path::to_path_buf)
         .collect();
     missing.reverse();
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(folder)?;
-    let mode = std::fs::metadata(folder)?.permissions().mode() & 0o7777;
-    if mode & OTHERS_WRITE != 0 && mode & STICKY == 0 {
+    platform::make_owner_only_folders(folder)?;
+    if let Some(mode) = platform::others_may_replace_in(folder)? {
         return Err(FolderRefused::OthersMayReplace(mode));
     }
     Ok(missing)
@@ -71,14 +59,6 @@ pub fn remove_made_folders(made: &[PathBuf]) {
     }
 }
 
-/// The mode of `path` when others than its owner may read or write it: a file the server keeps
-/// its secrets in that is not its owner's alone is one another user may have read (or put there).
-pub fn open_to_others(path: &Path) -> std::io::Result<Option<u32>> {
-    use std::os::unix::fs::PermissionsExt as _;
-    let mode = std::fs::metadata(path)?.permissions().mode();
-    Ok((mode & 0o077 != 0).then_some(mode & 0o7777))
-}
-
 /// Writes `bytes` to `path` whole or not at all, readable by its owner only: to a file beside
 /// it of this writer's own (replicas may share the folder), flushed to disk, renamed over it,
 /// and the rename itself flushed.
@@ -89,18 +69,14 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
     let write = || -> std::io::Result<()> {
         // Made new, so that nothing another user put at its name (a symlink) is followed: in a
         // shared folder the name is theirs to take too.
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&partial)?;
+        let mut file =
+            platform::owner_only(std::fs::OpenOptions::new().write(true).create_new(true))
+                .open(&partial)?;
         file.write_all(bytes)?;
         file.sync_all()?;
         std::fs::rename(&partial, path)?;
         match path.parent() {
-            Some(folder) if !folder.as_os_str().is_empty() => {
-                std::fs::File::open(folder)?.sync_all()
-            }
+            Some(folder) if !folder.as_os_str().is_empty() => platform::sync_folder(folder),
             _ => Ok(()),
         }
     };
@@ -110,6 +86,7 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
 }
 
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;

@@ -184,6 +184,8 @@ async fn a_key_link_sets_up_stdio_and_check_and_leaves_the_claim_nowhere_f13_r15
     let report: Value = serde_json::from_slice(&checked.stdout).expect("JSON");
     assert_eq!(report["state"], "connected");
     assert_eq!(report["scope"], "read");
+    // Issue 30: where a key file's privacy is not checked (Windows), check says so.
+    assert_eq!(report["key_file_privacy_checked"], cfg!(unix));
     assert!(
         report["tools"]
             .as_array()

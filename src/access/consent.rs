@@ -346,6 +346,7 @@ mod tests {
     use super::*;
     use proptest::prelude::*;
     use serde_json::json;
+    #[cfg(unix)]
     use std::os::unix::fs::PermissionsExt;
     use std::path::PathBuf;
 
@@ -488,6 +489,8 @@ mod tests {
         state
     }
 
+    // The secret is kept its owner's alone by mode, which only Unix has.
+    #[cfg(unix)]
     #[test]
     fn a_kept_secret_and_the_offers_spent_are_shared_and_the_secret_its_owners_alone() {
         let state = fresh_state("kept");

@@ -10,7 +10,6 @@
 
 use std::collections::HashMap;
 use std::io::Write as _;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -207,11 +206,10 @@ impl Used {
                 if uses.fetch_add(1, Ordering::Relaxed) % SWEEP_EVERY == 0 {
                     sweep(folder);
                 }
-                let made = std::fs::OpenOptions::new()
-                    .write(true)
-                    .create_new(true)
-                    .mode(0o600)
-                    .open(folder.join(used_name(expires, nonce)));
+                let made = crate::platform::owner_only(
+                    std::fs::OpenOptions::new().write(true).create_new(true),
+                )
+                .open(folder.join(used_name(expires, nonce)));
                 match made {
                     Ok(_) => Ok(()),
                     Err(error) if error.kind() == std::io::ErrorKind::AlreadyExists => {
@@ -296,11 +294,9 @@ fn write_secret(file: &Path, secret: &[u8; SECRET_LEN]) -> Result<[u8; SECRET_LE
     let cannot = |error: std::io::Error| SealError::NotKept(file.to_owned(), error);
     let partial = file.with_extension(format!("{}.partial", hex::encode(random::<8>()?)));
     let written = (|| -> std::io::Result<()> {
-        let mut handle = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&partial)?;
+        let mut handle =
+            crate::platform::owner_only(std::fs::OpenOptions::new().write(true).create_new(true))
+                .open(&partial)?;
         handle.write_all(secret)?;
         handle.sync_all()
     })();

@@ -95,7 +95,6 @@ pub struct Reserved {
 
 /// Takes `path` for a link: refused if a linked config is there already.
 pub fn reserve(path: &Path) -> Result<Reserved, ConfigError> {
-    use std::os::unix::fs::OpenOptionsExt as _;
     let path = std::path::absolute(path)
         .map_err(|error| ConfigError::ConfigNotWritten(path.to_owned(), error.kind()))?;
     let not_written =
@@ -111,11 +110,9 @@ pub fn reserve(path: &Path) -> Result<Reserved, ConfigError> {
         }
         None => Vec::new(),
     };
-    let opened = std::fs::OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .mode(0o600)
-        .open(&path);
+    let opened =
+        crate::platform::owner_only(std::fs::OpenOptions::new().write(true).create_new(true))
+            .open(&path);
     if opened.is_err() {
         crate::state::remove_made_folders(&made);
     }

@@ -5,7 +5,6 @@
 
 use std::fs::File;
 use std::io::Write;
-use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
@@ -53,10 +52,7 @@ pub fn write_to(file: Option<&Path>) -> std::io::Result<()> {
     let sink = match file {
         None => Sink::Stderr,
         Some(path) => Sink::File(Mutex::new(
-            std::fs::OpenOptions::new()
-                .append(true)
-                .create(true)
-                .mode(0o600)
+            crate::platform::owner_only(std::fs::OpenOptions::new().append(true).create(true))
                 .open(path)?,
         )),
     };

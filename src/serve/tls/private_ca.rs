@@ -308,17 +308,21 @@ mod tests {
             .err()
             .expect("refused");
         assert!(other.to_string().contains("nas.home.arpa"), "{other}");
-        let mode = std::os::unix::fs::PermissionsExt::mode(
-            &std::fs::metadata(state.join(ROOT_KEY_FILE))
-                .expect("key")
-                .permissions(),
-        );
-        assert_eq!(mode & 0o077, 0, "the root's key is its owner's alone");
+        #[cfg(unix)]
+        {
+            let mode = std::os::unix::fs::PermissionsExt::mode(
+                &std::fs::metadata(state.join(ROOT_KEY_FILE))
+                    .expect("key")
+                    .permissions(),
+            );
+            assert_eq!(mode & 0o077, 0, "the root's key is its owner's alone");
+        }
         let _ = std::fs::remove_dir_all(&state);
     }
 
     /// Issue 27: a root key others can read is refused, naming the file and how to mend it, as
     /// the sealing secret is; made its owner's alone again, it is used.
+    #[cfg(unix)]
     #[test]
     fn a_root_key_open_to_others_is_refused_naming_the_file_and_the_mend() {
         use std::os::unix::fs::PermissionsExt as _;

@@ -1,0 +1,17 @@
+//! What differs between operating systems, and nothing else: who may read the files and folders
+//! the server keeps secrets in, making a rename durable, and how the process is asked to stop.
+//! Unix keeps a secret its owner's alone by mode (0600 files, 0700 folders). Windows keeps it by
+//! the folder's inherited access list: a user's own profile folders, where the server keeps its
+//! files by default (`crate::places`), are readable by that user and the system alone. This
+//! server does not read Windows access lists, so there a file's privacy is not checked, and
+//! `check` and docs/security.md say so.
+
+#[cfg(unix)]
+mod unix;
+#[cfg(unix)]
+pub use unix::*;
+
+#[cfg(windows)]
+mod windows;
+#[cfg(windows)]
+pub use windows::*;
