@@ -17,6 +17,8 @@
 mod demo;
 #[path = "support/python.rs"]
 mod python;
+#[path = "support/registry.rs"]
+mod registry;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -24,7 +26,9 @@ use std::sync::OnceLock;
 
 use demo::{BINARY, DemoStack, target_dir};
 use python::{interop_dir, python};
+use registry::schema_problems;
 use serde_json::{Value, json};
+use sha2::Digest as _;
 
 /// The official bundle CLI, `@anthropic-ai/mcpb` from npm, at the version these tests were made
 /// with.
@@ -130,6 +134,38 @@ async fn the_bundle_packs_unpacks_and_serves_as_its_manifest_says() {
     assert_eq!(seen["read"]["is_error"], false, "{seen}");
     assert!(!stdout.contains(key.trim()), "the key is never said back");
     let _ = std::fs::remove_dir_all(&unpacked);
+
+    // The registry entry of a release names this bundle with its digest, and still holds to the
+    // registry's schema.
+    let completed = scratch("registry").join("server.json");
+    let base = "https://github.com/lemonfiber/lemonfiber-mcp/releases/download/v0.1.0";
+    run(Command::new(
+        PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("packaging/registry/complete"),
+    )
+    .arg(PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("server.json"))
+    .arg(&completed)
+    .arg(base)
+    .arg(&built));
+    let entry: Value =
+        serde_json::from_slice(&std::fs::read(&completed).expect("completed")).expect("JSON");
+    let bundle = entry["packages"]
+        .as_array()
+        .expect("packages")
+        .iter()
+        .find(|package| package["registryType"] == "mcpb")
+        .expect("the bundle is named")
+        .clone();
+    let digest = hex::encode(sha2::Sha256::digest(
+        std::fs::read(&built).expect("the bundle"),
+    ));
+    assert_eq!(bundle["fileSha256"], digest);
+    assert_eq!(bundle["identifier"], format!("{base}/lemonfiber-mcp.mcpb"));
+    let problems = schema_problems(&[&completed]);
+    assert_eq!(
+        problems[completed.display().to_string()],
+        json!([]),
+        "{problems}"
+    );
 }
 
 /// The manifest kept in the repository is the version Cargo.toml builds, and the CLI takes it.
