@@ -27,7 +27,7 @@ pub async fn run(print_json: bool) -> Result<Checked, Fatal> {
     settings.address.pin.withhold_from_output();
     let address = settings.address.base_url.clone();
     let stack = Stack::new(&settings.address, settings.key, settings.conduct.answers)?;
-    let (checked, report) = match stack.capabilities().await {
+    let (checked, mut report) = match stack.capabilities().await {
         Ok(capabilities) => {
             let offer = Offer::new(Arc::new(capabilities));
             let tools: Vec<Value> = offer
@@ -69,7 +69,6 @@ pub async fn run(print_json: bool) -> Result<Checked, Fatal> {
             json!({"state": "unreachable", "address": address, "why": unreachable_because(&failure)}),
         ),
     };
-    let mut report = report;
     report["key_file_privacy_checked"] = Value::Bool(crate::platform::PRIVACY_CHECKED);
     let said = if print_json {
         format!("{report}\n")
