@@ -14,6 +14,7 @@ mod cut;
 pub mod demo;
 pub mod fingerprint;
 pub mod grants;
+pub mod install;
 pub mod link;
 mod lock;
 mod mcp;

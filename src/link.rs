@@ -336,12 +336,12 @@ fn print_configs(
     (name, scope): (&str, &str),
     https: Option<&str>,
 ) {
-    let program = program();
+    let program = crate::install::program();
     let path_text = path.display().to_string();
     println!("Linked the key \"{name}\" (scope {scope}) to the stack at {address}.");
     println!("The key is kept in {path_text}, which only you can read.\n");
-    let stdio = json!({"mcpServers": {"lemonfiber": {
-        "command": program, "args": ["stdio"], "env": {config::CONFIG: path_text}}}});
+    let stdio = json!({"mcpServers": {
+        crate::install::ENTRY: crate::install::desktop_entry(&program, &path_text)}});
     println!("For a desktop assistant, add this to its MCP configuration (it holds no key):\n");
     println!(
         "{}\n",
@@ -371,25 +371,21 @@ fn print_configs(
             serde_json::to_string_pretty(&remote).unwrap_or_default()
         );
     }
-    let check = if named {
+    let run = if named {
         format!(
-            "{}={} {} check",
+            "{}={} {}",
             config::CONFIG,
             shell_quoted(&path_text),
             shell_quoted(&program)
         )
     } else {
-        format!("{} check", shell_quoted(&program))
+        shell_quoted(&program)
     };
-    println!("Check what the key reaches with: {check}");
-}
-
-/// This program, as a person would run it again.
-fn program() -> String {
-    std::env::current_exe().map_or_else(
-        |_| "lemonfiber-mcp".to_owned(),
-        |path| path.display().to_string(),
-    )
+    println!("Check what the key reaches with: {run} check");
+    println!(
+        "To have it added to Claude Desktop, Claude Code, Cursor or VS Code for you: {run} install \
+         claude-desktop (or claude-code, cursor, vscode)"
+    );
 }
 
 /// `text` as one word to a POSIX shell: as it is when nothing in it is special, else in single

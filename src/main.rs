@@ -1,13 +1,14 @@
-//! The `lemonfiber-mcp` command: `stdio`, `http`, `link`, `unlink`, `check`, `certificate` and
-//! `demo`, each calling the library, and the logging every one of them writes to stderr.
+//! The `lemonfiber-mcp` command: `stdio`, `http`, `link`, `unlink`, `install`, `check`,
+//! `certificate` and `demo`, each calling the library, and the logging every one of them writes
+//! to stderr.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{Parser, Subcommand, ValueEnum};
 use lemonfiber_mcp::serve::{self, Fatal};
-use lemonfiber_mcp::{check, demo, grants, link, redact, unlink};
+use lemonfiber_mcp::{check, demo, grants, install, link, redact, unlink};
 
 /// Exit code for settings that cannot work: the setting is named on stderr.
 const EXIT_BAD_SETTINGS: u8 = 2;
@@ -63,6 +64,22 @@ enum Command {
     /// uses its key. The key still works on the stack until it is revoked there. Exits 2 when
     /// there is no linked config.
     Unlink,
+    /// Add lemonfiber to Claude Desktop's, Claude Code's, Cursor's or VS Code's MCP configuration
+    /// for you.
+    ///
+    /// It writes one "lemonfiber" entry that runs this program with the config link wrote
+    /// (LEMONFIBER_CONFIG names another), so the key stays out of the assistant's file, and keeps
+    /// everything else in the file byte for byte; the file as it was is kept beside it as
+    /// <file>.lemonfiber-backup. A file that does not read as JSON (with comments, for VS Code) is
+    /// left as it is, and the line named. Exits 2 when there is no linked config, or when the
+    /// assistant's file cannot be changed as it is.
+    Install {
+        /// The assistant whose configuration to add lemonfiber to.
+        client: ClientName,
+        /// Print what would be written, and where, and write nothing.
+        #[arg(long)]
+        print: bool,
+    },
     /// Say what the configured key reaches: connected, refused or unreachable (and why), its
     /// scope, and the tools and resources an assistant is offered. Writes nothing. Exits 0 when
     /// connected, 3 when the key is refused, 4 when the stack cannot be reached, and 2 when the
@@ -114,6 +131,31 @@ enum Command {
         #[arg(long)]
         fresh: bool,
     },
+}
+
+/// The assistants `install` knows, by the names given on the command line.
+#[derive(Clone, Copy, ValueEnum)]
+enum ClientName {
+    /// Claude Desktop's claude_desktop_config.json
+    ClaudeDesktop,
+    /// Claude Code's ~/.claude.json (its servers for every project)
+    ClaudeCode,
+    /// Cursor's ~/.cursor/mcp.json
+    Cursor,
+    /// VS Code's user mcp.json
+    #[value(name = "vscode")]
+    VsCode,
+}
+
+impl From<ClientName> for install::Client {
+    fn from(name: ClientName) -> install::Client {
+        match name {
+            ClientName::ClaudeDesktop => install::Client::ClaudeDesktop,
+            ClientName::ClaudeCode => install::Client::ClaudeCode,
+            ClientName::Cursor => install::Client::Cursor,
+            ClientName::VsCode => install::Client::VsCode,
+        }
+    }
 }
 
 #[derive(Subcommand)]
@@ -170,6 +212,11 @@ fn main() -> ExitCode {
                 Err(failure) => failed(&failure, EXIT_FAILED),
             },
             Command::Unlink => match unlink::run() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(failure) if failure.is_settings() => failed(&failure, EXIT_BAD_SETTINGS),
+                Err(failure) => failed(&failure, EXIT_FAILED),
+            },
+            Command::Install { client, print } => match install::run(client.into(), print) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(failure) if failure.is_settings() => failed(&failure, EXIT_BAD_SETTINGS),
                 Err(failure) => failed(&failure, EXIT_FAILED),

@@ -22,6 +22,64 @@ pub fn state_folder(set: &impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
     user_folder(set, "XDG_STATE_HOME", ".local/state", "LOCALAPPDATA")
 }
 
+/// The operating systems whose conventions for per-user folders differ, as far as the folders
+/// worked out here go. Other Unix systems follow Linux's (the XDG base directories).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Os {
+    Linux,
+    Mac,
+    Windows,
+}
+
+impl Os {
+    /// The system this program was built for.
+    pub const fn this() -> Os {
+        if cfg!(target_os = "macos") {
+            Os::Mac
+        } else if cfg!(windows) {
+            Os::Windows
+        } else {
+            Os::Linux
+        }
+    }
+}
+
+/// The user's home folder, as Node.js (and so the assistants written in it) finds it: `HOME`,
+/// and on Windows `USERPROFILE` first.
+pub fn home_folder(os: Os, set: &impl Fn(&str) -> Option<String>) -> Option<PathBuf> {
+    let absolute = |name: &str| absolute_folder(set, name);
+    match os {
+        Os::Windows => absolute("USERPROFILE").or_else(|| absolute("HOME")),
+        Os::Linux | Os::Mac => absolute("HOME"),
+    }
+}
+
+/// The folder a desktop application built on Electron (Claude Desktop, VS Code) keeps the
+/// settings of `application` in: `~/Library/Application Support/<application>` on macOS,
+/// `%APPDATA%\<application>` on Windows, and elsewhere `$XDG_CONFIG_HOME/<application>` (or
+/// `~/.config/<application>`).
+pub fn application_folder(
+    os: Os,
+    set: &impl Fn(&str) -> Option<String>,
+    application: &str,
+) -> Option<PathBuf> {
+    let base = match os {
+        Os::Mac => home_folder(os, set).map(|home| home.join("Library/Application Support")),
+        Os::Windows => absolute_folder(set, "APPDATA"),
+        Os::Linux => absolute_folder(set, "XDG_CONFIG_HOME")
+            .or_else(|| home_folder(os, set).map(|home| home.join(".config"))),
+    };
+    base.map(|base| base.join(application))
+}
+
+/// The folder the setting `name` names, when it is absolute: a relative one would be taken from
+/// whichever folder the command was run in.
+fn absolute_folder(set: &impl Fn(&str) -> Option<String>, name: &str) -> Option<PathBuf> {
+    set(name)
+        .map(PathBuf::from)
+        .filter(|folder| folder.is_absolute())
+}
+
 /// The XDG base directory `xdg` names when it is absolute (the specification says a relative
 /// one is to be ignored), else `home_relative` under `HOME`, else the Windows folder `windows`.
 fn user_folder(
@@ -30,11 +88,7 @@ fn user_folder(
     home_relative: &str,
     windows: &str,
 ) -> Option<PathBuf> {
-    let absolute = |name: &str| {
-        set(name)
-            .map(PathBuf::from)
-            .filter(|folder| folder.is_absolute())
-    };
+    let absolute = |name: &str| absolute_folder(set, name);
     absolute(xdg)
         .or_else(|| absolute("HOME").map(|home| home.join(home_relative)))
         .or_else(|| absolute(windows))
@@ -92,6 +146,55 @@ mod tests {
         assert_eq!(
             state_folder(&set),
             Some(PathBuf::from(r"C:\Users\ann\AppData\Local\lemonfiber-mcp"))
+        );
+    }
+
+    /// Issue 30: the folders the assistants keep their settings in, by each system's convention.
+    #[cfg(unix)]
+    #[test]
+    fn an_applications_folder_follows_its_systems_convention() {
+        let set = from(&[("HOME", "/home/ann"), ("XDG_CONFIG_HOME", "/x/config")]);
+        assert_eq!(
+            application_folder(Os::Linux, &set, "Claude"),
+            Some(PathBuf::from("/x/config/Claude"))
+        );
+        assert_eq!(
+            application_folder(Os::Mac, &set, "Code/User"),
+            Some(PathBuf::from(
+                "/home/ann/Library/Application Support/Code/User"
+            ))
+        );
+        let set = from(&[("HOME", "/home/ann"), ("XDG_CONFIG_HOME", "config")]);
+        assert_eq!(
+            application_folder(Os::Linux, &set, "Claude"),
+            Some(PathBuf::from("/home/ann/.config/Claude"))
+        );
+        assert_eq!(
+            home_folder(Os::Linux, &set),
+            Some(PathBuf::from("/home/ann"))
+        );
+        let set = from(&[("HOME", "/home/ann"), ("USERPROFILE", "/profile/ann")]);
+        assert_eq!(
+            home_folder(Os::Windows, &set),
+            Some(PathBuf::from("/profile/ann"))
+        );
+        assert_eq!(application_folder(Os::Windows, &set, "Claude"), None);
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn on_windows_an_applications_folder_is_in_the_roaming_profile() {
+        let set = from(&[
+            ("APPDATA", r"C:\Users\ann\AppData\Roaming"),
+            ("USERPROFILE", r"C:\Users\ann"),
+        ]);
+        assert_eq!(
+            application_folder(Os::Windows, &set, "Claude"),
+            Some(PathBuf::from(r"C:\Users\ann\AppData\Roaming\Claude"))
+        );
+        assert_eq!(
+            home_folder(Os::Windows, &set),
+            Some(PathBuf::from(r"C:\Users\ann"))
         );
     }
 

@@ -63,6 +63,24 @@ pub fn remove_made_folders(made: &[PathBuf]) {
 /// it of this writer's own (replicas may share the folder), flushed to disk, renamed over it,
 /// and the rename itself flushed.
 pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
+    write_whole_as(path, bytes, None)
+}
+
+/// As [`write_whole`], but the file is given `permissions` (those of the file it replaces, say)
+/// before it takes `path`'s place, rather than being its owner's alone.
+pub fn write_whole_keeping(
+    path: &Path,
+    bytes: &[u8],
+    permissions: std::fs::Permissions,
+) -> std::io::Result<()> {
+    write_whole_as(path, bytes, Some(permissions))
+}
+
+fn write_whole_as(
+    path: &Path,
+    bytes: &[u8],
+    permissions: Option<std::fs::Permissions>,
+) -> std::io::Result<()> {
     let mut nonce = [0u8; 8];
     getrandom::fill(&mut nonce).map_err(std::io::Error::other)?;
     let partial = path.with_extension(format!("{}.partial", hex::encode(nonce)));
@@ -73,6 +91,9 @@ pub fn write_whole(path: &Path, bytes: &[u8]) -> std::io::Result<()> {
             platform::owner_only(std::fs::OpenOptions::new().write(true).create_new(true))
                 .open(&partial)?;
         file.write_all(bytes)?;
+        if let Some(permissions) = &permissions {
+            file.set_permissions(permissions.clone())?;
+        }
         file.sync_all()?;
         std::fs::rename(&partial, path)?;
         match path.parent() {

@@ -159,6 +159,13 @@ async fn a_key_link_sets_up_stdio_and_check_and_leaves_the_claim_nowhere_f13_r15
         linked_said.contains(&format!("Check what the key reaches with: {BINARY} check")),
         "{linked_said}"
     );
+    assert!(
+        linked_said.contains(&format!(
+            "Claude Desktop, Claude Code, Cursor or VS Code for you: {BINARY} install claude-desktop \
+             (or claude-code, cursor, vscode)"
+        )),
+        "link ends by offering install (issue 30): {linked_said}"
+    );
     let key = demo.key(&demo.read_key_file);
     assert!(!linked_said.contains(&key), "no key is printed");
     let mode = |path: &Path| std::fs::metadata(path).expect("there").permissions().mode() & 0o777;
@@ -454,6 +461,31 @@ async fn a_relative_config_path_is_printed_as_the_absolute_path_an_assistant_nee
         .expect("the hint runs");
     assert_eq!(checked.status.code(), Some(0), "{}", said(&checked));
     assert!(String::from_utf8_lossy(&checked.stdout).contains("member"));
+    // Issue 30: the install it offers refers to the same file, as pasted into a shell.
+    let install = stdout
+        .lines()
+        .find_map(|line| line.split_once("for you: ").map(|(_, command)| command))
+        .and_then(|command| command.strip_suffix(" (or claude-code, cursor, vscode)"))
+        .expect("an install offer");
+    let installed = Command::new("sh")
+        .args(["-c", install])
+        .env_clear()
+        .env("HOME", &*elsewhere)
+        .current_dir(&*elsewhere)
+        .output()
+        .expect("the offer runs");
+    assert!(installed.status.success(), "{}", said(&installed));
+    let desktop = if cfg!(target_os = "macos") {
+        elsewhere.join("Library/Application Support/Claude/claude_desktop_config.json")
+    } else {
+        elsewhere.join(".config/Claude/claude_desktop_config.json")
+    };
+    let written: Value =
+        serde_json::from_str(&std::fs::read_to_string(desktop).expect("written")).expect("JSON");
+    assert_eq!(
+        written["mcpServers"]["lemonfiber"]["env"]["LEMONFIBER_CONFIG"],
+        absolute.display().to_string()
+    );
 }
 
 /// Issue 28: a link pasted with quotes around it (as shells and chat apps paste it) is taken, on
