@@ -186,7 +186,7 @@ struct RawStdio {
 
 impl RawStdio {
     async fn start(demo: &DemoStack, key_file: &str) -> RawStdio {
-        use tokio::io::{AsyncBufReadExt as _, AsyncReadExt as _};
+        use tokio::io::AsyncBufReadExt as _;
         let mut child = tokio::process::Command::new(demo::BINARY)
             .arg("stdio")
             .env_clear()
@@ -203,20 +203,7 @@ impl RawStdio {
             .expect("the stdio server starts");
         let stdin = child.stdin.take();
         let stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let stderr = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-        let mut pipe = child.stderr.take().expect("stderr");
-        let sink = stderr.clone();
-        tokio::spawn(async move {
-            let mut buffer = [0u8; 4096];
-            while let Ok(read) = pipe.read(&mut buffer).await {
-                if read == 0 {
-                    break;
-                }
-                sink.lock()
-                    .expect("stderr buffer")
-                    .push_str(&String::from_utf8_lossy(&buffer[..read]));
-            }
-        });
+        let stderr = mcp::collected(child.stderr.take().expect("stderr"));
         RawStdio {
             child,
             stdin,

@@ -142,21 +142,7 @@ impl Stdio {
             .spawn()
             .expect("the stdio server starts");
         let pid = transport.id().expect("the server runs");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        if let Some(mut pipe) = stderr_pipe {
-            let sink = stderr.clone();
-            tokio::spawn(async move {
-                let mut buffer = [0u8; 4096];
-                while let Ok(read) = pipe.read(&mut buffer).await {
-                    if read == 0 {
-                        break;
-                    }
-                    sink.lock()
-                        .expect("stderr buffer")
-                        .push_str(&String::from_utf8_lossy(&buffer[..read]));
-                }
-            });
-        }
+        let stderr = stderr_pipe.map(collected).unwrap_or_default();
         let (speaks, lifecycle) = match opening {
             None => (None, ClientLifecycleMode::Initialize),
             Some(Opening::Initialize(version)) => (Some(version), ClientLifecycleMode::Initialize),
@@ -305,4 +291,24 @@ pub fn resident_kib(pid: u32) -> (u64, u64) {
             .expect(name)
     };
     (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// What a child writes to `pipe`, gathered as it comes, for a test to read at any moment.
+pub fn collected(
+    mut pipe: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+) -> Arc<Mutex<String>> {
+    let gathered = Arc::new(Mutex::new(String::new()));
+    let sink = gathered.clone();
+    tokio::spawn(async move {
+        let mut buffer = [0u8; 4096];
+        while let Ok(read) = pipe.read(&mut buffer).await {
+            if read == 0 {
+                break;
+            }
+            sink.lock()
+                .expect("stderr buffer")
+                .push_str(&String::from_utf8_lossy(&buffer[..read]));
+        }
+    });
+    gathered
 }
