@@ -96,10 +96,13 @@ fn user_folder(
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn from(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+    /// Settings as a lookup, the way the functions here take the environment.
+    pub(crate) fn from(
+        pairs: &'static [(&'static str, &'static str)],
+    ) -> impl Fn(&str) -> Option<String> {
         move |name| {
             pairs
                 .iter()

@@ -109,15 +109,7 @@ impl Client {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn from(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(set, _)| *set == name)
-                .map(|(_, value)| (*value).to_owned())
-        }
-    }
+    use crate::places::tests::from;
 
     #[cfg(unix)]
     #[test]
