@@ -371,35 +371,16 @@ fn print_configs(
             serde_json::to_string_pretty(&remote).unwrap_or_default()
         );
     }
-    let run = if named {
-        format!(
-            "{}={} {}",
-            config::CONFIG,
-            shell_quoted(&path_text),
-            shell_quoted(&program)
-        )
-    } else {
-        shell_quoted(&program)
-    };
-    println!("Check what the key reaches with: {run} check");
+    let setting = named.then_some((config::CONFIG, path_text.as_str()));
     println!(
-        "To have it added to Claude Desktop, Claude Code, Cursor or VS Code for you: {run} install \
-         claude-desktop (or claude-code, cursor, vscode)"
+        "Check what the key reaches with: {}",
+        crate::platform::command_line(setting, &[&program, "check"])
     );
-}
-
-/// `text` as one word to a POSIX shell: as it is when nothing in it is special, else in single
-/// quotes (a single quote in it closed, escaped and opened again).
-fn shell_quoted(text: &str) -> String {
-    let plain = !text.is_empty()
-        && text
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@%=".contains(c));
-    if plain {
-        text.to_owned()
-    } else {
-        format!("'{}'", text.replace('\'', r"'\''"))
-    }
+    println!(
+        "To have it added to Claude Desktop, Claude Code, Cursor or VS Code for you: {} \
+         (or claude-code, cursor, vscode)",
+        crate::platform::command_line(setting, &[&program, "install", "claude-desktop"])
+    );
 }
 
 #[cfg(test)]
@@ -437,14 +418,6 @@ mod tests {
             assert_eq!(parsed.stack.base_url, "https://stack.home.arpa:8443");
         }
         assert!(parse(&format!("'{link}\"")).is_err());
-    }
-
-    #[test]
-    fn a_path_with_a_space_or_quote_is_one_word_to_the_shell() {
-        assert_eq!(shell_quoted("/home/ann/c.json"), "/home/ann/c.json");
-        assert_eq!(shell_quoted("/home/a n/c.json"), "'/home/a n/c.json'");
-        assert_eq!(shell_quoted("/it's"), r"'/it'\''s'");
-        assert_eq!(shell_quoted(""), "''");
     }
 
     #[test]

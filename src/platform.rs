@@ -1,5 +1,6 @@
 //! What differs between operating systems, and nothing else: who may read the files and folders
-//! the server keeps secrets in, making a rename durable, and how the process is asked to stop.
+//! the server keeps secrets in, making a rename durable, how the process is asked to stop, and
+//! how a command the program suggests is typed into the platform's own shell.
 //! Unix keeps a secret its owner's alone by mode (0600 files, 0700 folders). Windows keeps it by
 //! the folder's inherited access list: a user's own profile folders, where the server keeps its
 //! files by default (`crate::places`), are readable by that user and the system alone. This

@@ -61,3 +61,54 @@ pub async fn stop_requested() {
         }
     }
 }
+
+/// The command a person types into their shell (a POSIX one) to run `words` with the setting
+/// `name` given `value` for that one command.
+pub fn command_line(setting: Option<(&str, &str)>, words: &[&str]) -> String {
+    let words = words.iter().map(|word| shell_word(word));
+    setting
+        .map(|(name, value)| format!("{name}={}", shell_word(value)))
+        .into_iter()
+        .chain(words)
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// `text` as one word to a POSIX shell: as it is when nothing in it is special, else in single
+/// quotes (a single quote in it closed, escaped and opened again).
+fn shell_word(text: &str) -> String {
+    let plain = !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || "/._-+:,@%=".contains(c));
+    if plain {
+        text.to_owned()
+    } else {
+        format!("'{}'", text.replace('\'', r"'\''"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_path_with_a_space_or_quote_is_one_word_to_the_shell() {
+        assert_eq!(shell_word("/home/ann/c.json"), "/home/ann/c.json");
+        assert_eq!(shell_word("/home/a n/c.json"), "'/home/a n/c.json'");
+        assert_eq!(shell_word("/it's"), r"'/it'\''s'");
+        assert_eq!(shell_word(""), "''");
+    }
+
+    #[test]
+    fn a_setting_is_given_for_the_one_command() {
+        assert_eq!(
+            command_line(
+                Some(("LEMONFIBER_CONFIG", "/a b/c.json")),
+                &["/bin/lf", "check"]
+            ),
+            "LEMONFIBER_CONFIG='/a b/c.json' /bin/lf check"
+        );
+        assert_eq!(command_line(None, &["/bin/lf", "check"]), "/bin/lf check");
+    }
+}
