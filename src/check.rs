@@ -9,7 +9,6 @@ use serde_json::{Value, json};
 
 use crate::access::offer::Offer;
 use crate::access::standing::refuses_the_key;
-use crate::config;
 use crate::serve::Fatal;
 use crate::stack::{Failure, Stack, Unreachable};
 
@@ -22,7 +21,7 @@ pub enum Checked {
 
 /// Runs the check and prints what it found.
 pub async fn run(print_json: bool) -> Result<Checked, Fatal> {
-    let settings = config::stdio_settings(|name| std::env::var(name).ok())?;
+    let settings = crate::link::stdio_settings().await?;
     settings.key.withhold_from_output();
     settings.address.pin.withhold_from_output();
     let address = settings.address.base_url.clone();

@@ -24,6 +24,7 @@ pub const ADDRESS: &str = "LEMONFIBER_ADDRESS";
 pub const PIN: &str = "LEMONFIBER_PIN";
 pub const KEY_FILE: &str = "LEMONFIBER_KEY_FILE";
 pub const KEY: &str = "LEMONFIBER_KEY";
+pub const LINK: &str = "LEMONFIBER_LINK";
 pub const JOB_WAIT: &str = "LEMONFIBER_JOB_WAIT";
 pub const LISTEN: &str = "LEMONFIBER_LISTEN";
 pub const NAMES: &str = "LEMONFIBER_NAMES";
@@ -85,6 +86,11 @@ pub enum ConfigError {
     BadSize(&'static str, u64, u64),
     #[error("both {KEY_FILE} and {KEY} are set; set only one (preferably {KEY_FILE})")]
     BothKeys,
+    #[error(
+        "{LINK} is set, and so is {0}: a key link brings the stack and the key itself, so set either the \
+         link or the stack and key, not both"
+    )]
+    LinkAndMore(&'static str),
     #[error("no key: set {KEY_FILE} to the file holding this assistant's integration key")]
     NoKey,
     #[error("{KEY_FILE} names {path}, which cannot be read ({1})", path = .0.display())]
@@ -324,6 +330,21 @@ pub struct StdioSettings {
     pub address: StackAddress,
     pub key: Key,
     pub conduct: Conduct,
+}
+
+/// The key link `stdio` was given as a setting, if any; it may come with no other way of naming
+/// the stack or the key, since two would have to agree.
+pub fn given_link(set: &impl Fn(&str) -> Option<String>) -> Result<Option<String>, ConfigError> {
+    let Some(link) = set(LINK) else {
+        return Ok(None);
+    };
+    match [ADDRESS, PIN, KEY, KEY_FILE, CONFIG]
+        .into_iter()
+        .find(|other| set(other).is_some())
+    {
+        Some(other) => Err(ConfigError::LinkAndMore(other)),
+        None => Ok(Some(link)),
+    }
 }
 
 /// Reads the settings through `lookup` (the process environment, or a test's map).

@@ -12,12 +12,12 @@
 
 use std::borrow::Cow;
 use std::io::Read as _;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde_json::json;
 
 use crate::answer::handed_text;
-use crate::config::{self, ConfigError, stack_address};
+use crate::config::{self, ConfigError, StdioSettings, stack_address};
 use crate::fingerprint::Fingerprint;
 use crate::redact::Secrets;
 use crate::stack::claim::{Claim, ClaimFailure, ClaimTextError, Minted};
@@ -25,6 +25,8 @@ use crate::stack::{AnswerLimits, Failure, StackAddress, Unreachable};
 
 /// The most a key link read from standard input may be.
 const LINK_MOST: u64 = 4096;
+/// The folder, beside the linked config, that keeps what each key link given as a setting brought.
+const LINKS_FOLDER: &str = "links";
 /// The most characters of the key's name and scope kept from the stack's reply.
 const WORDS_MOST: usize = 120;
 
@@ -264,19 +266,77 @@ pub async fn run(given: &str, https: Option<&str>) -> Result<(), LinkFailure> {
         given.to_owned()
     };
     let link = parse(&text)?;
-    let set = |name: &str| {
+    let set = environment();
+    let path = config::config_path(&set).ok_or(LinkFailure::NowhereToKeep)?;
+    let named = set(config::CONFIG).is_some();
+    let kept = keep(&link, &path).await?;
+    print_configs(
+        &kept.path,
+        named,
+        &kept.address,
+        (&kept.name, &kept.scope),
+        https,
+    );
+    Ok(())
+}
+
+/// The settings `stdio` and `check` run with: from `LEMONFIBER_LINK` when it is given (as an MCP
+/// Bundle's one setting may be), else as [`config::stdio_settings`] reads them. A link's claim
+/// is traded the first time it is given and what it brought is kept in a file of its own
+/// (`links/` beside the linked config); each later start with the same link reads that file and
+/// asks the stack nothing, since the claim is spent.
+pub async fn stdio_settings() -> Result<StdioSettings, LinkFailure> {
+    let set = environment();
+    let Some(text) = config::given_link(&set)? else {
+        return Ok(config::stdio_settings(&set)?);
+    };
+    let link = parse(&text)?;
+    let path = crate::places::config_folder(&set)
+        .ok_or(LinkFailure::NowhereToKeep)?
+        .join(LINKS_FOLDER)
+        .join(format!("{}.json", link.claim.kept_name()));
+    if !path.exists() {
+        let kept = keep(&link, &path).await?;
+        tracing::info!(
+            name = %kept.name, file = %path.display(),
+            "traded the key link's claim for a key, and kept it for the next start"
+        );
+    }
+    let from_kept = |name: &str| match name {
+        config::CONFIG => Some(path.display().to_string()),
+        config::LINK => None,
+        _ => set(name),
+    };
+    Ok(config::stdio_settings(from_kept)?)
+}
+
+/// The process's settings, an empty one taken as not given (a bundle passes every setting, the
+/// ones a person left empty as "").
+fn environment() -> impl Fn(&str) -> Option<String> {
+    |name: &str| {
         std::env::var(name)
             .ok()
             .filter(|value| !value.trim().is_empty())
-    };
-    let path = config::config_path(&set).ok_or(LinkFailure::NowhereToKeep)?;
-    let named = set(config::CONFIG).is_some();
-    // Everything that could go wrong with keeping the key is found before the claim is spent.
-    let reserved = config::reserve(&path)?;
-    let minted = claim(&link).await?;
+    }
+}
+
+/// What a traded claim brought, as kept.
+struct Kept {
+    /// Where: an absolute path, which an assistant started in any folder can find.
+    path: PathBuf,
+    address: String,
+    name: String,
+    scope: String,
+}
+
+/// Trades `link`'s claim for a key and keeps it at `path`. Everything that could go wrong with
+/// keeping the key is found before the claim is spent.
+async fn keep(link: &KeyLink, path: &Path) -> Result<Kept, LinkFailure> {
+    let reserved = config::reserve(path)?;
+    let minted = claim(link).await?;
     // Only what the reply carries: its address and pin where it gives them, the link's otherwise.
     let pin = minted.pin.unwrap_or(link.stack.pin);
-    let withheld = secrets_of(&link, &minted, pin);
+    let withheld = secrets_of(link, &minted, pin);
     // An address the door would change (it holds something hidden, or a secret) is not one to
     // keep: what is kept must be what is shown.
     let replied = minted
@@ -297,14 +357,14 @@ pub async fn run(given: &str, https: Option<&str>) -> Result<(), LinkFailure> {
         }
         None => link.stack.base_url.clone(),
     };
-    let (name, scope) = (
-        words(&minted.name, &withheld),
-        words(&minted.scope, &withheld),
-    );
-    let path = reserved.path().to_owned();
-    reserved.write(&address, pin, &minted.key, (&name, &scope))?;
-    print_configs(&path, named, &address, (&name, &scope), https);
-    Ok(())
+    let kept = Kept {
+        path: reserved.path().to_owned(),
+        address,
+        name: words(&minted.name, &withheld),
+        scope: words(&minted.scope, &withheld),
+    };
+    reserved.write(&kept.address, pin, &minted.key, (&kept.name, &kept.scope))?;
+    Ok(kept)
 }
 
 /// What `link` withholds from the stack's words: the key it brought, the claim, and the pins

@@ -32,8 +32,9 @@ struct Cli {
 #[derive(Subcommand)]
 enum Command {
     /// Serve MCP over stdio, for a desktop assistant. Reads LEMONFIBER_ADDRESS, LEMONFIBER_PIN and
-    /// LEMONFIBER_KEY_FILE (or LEMONFIBER_KEY) from the environment, or else the config `link`
-    /// wrote (LEMONFIBER_CONFIG names another); a key is never an argument.
+    /// LEMONFIBER_KEY_FILE (or LEMONFIBER_KEY) from the environment, or LEMONFIBER_LINK (a key
+    /// link, traded once and kept), or else the config `link` wrote (LEMONFIBER_CONFIG names
+    /// another); a key is never an argument.
     Stdio,
     /// Serve MCP Streamable HTTP over TLS, for an assistant on a phone or in a browser. Reads
     /// LEMONFIBER_LISTEN, LEMONFIBER_ADDRESS, LEMONFIBER_PIN, LEMONFIBER_NAMES and LEMONFIBER_STATE

@@ -16,6 +16,8 @@ use crate::stack::SetupError;
 pub enum Fatal {
     #[error(transparent)]
     Settings(#[from] ConfigError),
+    #[error(transparent)]
+    Link(#[from] crate::link::LinkFailure),
     #[error("{AUDIT} cannot be written: {0}")]
     AuditFile(#[source] std::io::Error),
     #[error(transparent)]
@@ -37,7 +39,10 @@ pub enum Fatal {
 impl Fatal {
     /// Whether the settings are at fault, so that fixing them is what to do.
     pub fn is_settings(&self) -> bool {
-        matches!(self, Fatal::Settings(_) | Fatal::AuditFile(_))
+        match self {
+            Fatal::Link(failure) => failure.is_settings(),
+            other => matches!(other, Fatal::Settings(_) | Fatal::AuditFile(_)),
+        }
     }
 }
 

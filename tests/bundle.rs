@@ -83,7 +83,8 @@ async fn the_bundle_packs_unpacks_and_serves_as_its_manifest_says() {
         PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("packaging/mcpb/build"),
     )
     .env("MCPB", mcpb())
-    .args(["linux", BINARY])
+    .arg("linux")
+    .arg(bundled_binary())
     .arg(&built));
     assert!(said.contains("validation passes"), "{said}");
 
@@ -101,39 +102,40 @@ async fn the_bundle_packs_unpacks_and_serves_as_its_manifest_says() {
     assert_eq!(manifest["server"]["mcp_config"]["args"], json!(["stdio"]));
     let settings = &manifest["user_config"];
     assert_eq!(settings["key"]["sensitive"], true, "the keychain keeps it");
-    for required in ["address", "pin"] {
-        assert_eq!(settings[required]["required"], true, "{required}");
+    assert_eq!(
+        settings["link"]["sensitive"], true,
+        "the keychain keeps the link"
+    );
+    for optional in ["link", "address", "pin", "key", "key_file"] {
+        assert_eq!(settings[optional]["required"], false, "{optional}");
     }
     assert_eq!(settings["key_file"]["type"], "file");
 
     let demo = DemoStack::start().await;
+    let home = scratch("home");
     let key = std::fs::read_to_string(&demo.act_key_file).expect("the act key");
     let given = json!({"address": demo.address, "pin": demo.pin, "key": key.trim()});
-    let output = tokio::process::Command::new(python())
-        .arg(interop_dir().join("bundle.py"))
-        .arg("--bundle")
-        .arg(&unpacked)
-        .env("LEMONFIBER_BUNDLE_SETTINGS", given.to_string())
-        .kill_on_drop(true)
-        .output()
-        .await
-        .expect("the Python client runs");
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success(),
-        "{}\n{stdout}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let seen: Value = serde_json::from_str(&stdout).expect("one JSON object");
-    assert_eq!(seen["server"], "lemonfiber-mcp");
+    let (seen, stdout) = served(&unpacked, &home, &given, "read_status").await;
     let tools = seen["tools"].as_array().expect("tools");
     assert!(
         tools.iter().any(|tool| tool == "restart"),
         "an act key's tools: {tools:?}"
     );
-    assert_eq!(seen["read"]["is_error"], false, "{seen}");
     assert!(!stdout.contains(key.trim()), "the key is never said back");
+
+    // A key link alone, as a household member is handed one: traded the first time, and the key
+    // it brought used again the next (the claim is spent by then).
+    let link = json!({"link": demo.link("member")});
+    for start in ["first", "next"] {
+        let (seen, _) = served(&unpacked, &home, &link, "read_requests").await;
+        let tools = seen["tools"].as_array().expect("tools");
+        assert!(
+            !tools.iter().any(|tool| tool == "restart"),
+            "a member key's tools at the {start} start: {tools:?}"
+        );
+    }
     let _ = std::fs::remove_dir_all(&unpacked);
+    let _ = std::fs::remove_dir_all(&home);
 
     // The registry entry of a release names this bundle with its digest, and still holds to the
     // registry's schema.
@@ -166,6 +168,41 @@ async fn the_bundle_packs_unpacks_and_serves_as_its_manifest_says() {
         json!([]),
         "{problems}"
     );
+}
+
+/// The binary the bundle holds: this build's, or the one `LEMONFIBER_BUNDLED_BINARY` names (CI
+/// bundles the static musl binary a release ships, too).
+fn bundled_binary() -> PathBuf {
+    std::env::var_os("LEMONFIBER_BUNDLED_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(BINARY))
+}
+
+/// What the official Python SDK saw of the unpacked bundle's server, started as its manifest says
+/// with `given` for its settings and `home` for the person's home folder, calling `read`; and what
+/// it printed.
+async fn served(unpacked: &Path, home: &Path, given: &Value, read: &str) -> (Value, String) {
+    let output = tokio::process::Command::new(python())
+        .arg(interop_dir().join("bundle.py"))
+        .arg("--bundle")
+        .arg(unpacked)
+        .args(["--read", read])
+        .env("HOME", home)
+        .env("LEMONFIBER_BUNDLE_SETTINGS", given.to_string())
+        .kill_on_drop(true)
+        .output()
+        .await
+        .expect("the Python client runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    assert!(
+        output.status.success(),
+        "{}\n{stdout}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let seen: Value = serde_json::from_str(&stdout).expect("one JSON object");
+    assert_eq!(seen["server"], "lemonfiber-mcp");
+    assert_eq!(seen["read"]["is_error"], false, "{seen}");
+    (seen, stdout)
 }
 
 /// The manifest kept in the repository is the version Cargo.toml builds, and the CLI takes it.

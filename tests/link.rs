@@ -249,6 +249,86 @@ async fn a_key_link_sets_up_stdio_and_check_and_leaves_the_claim_nowhere_f13_r15
     }
 }
 
+/// Issue 30: a key link given as `stdio`'s one setting (an MCP Bundle's), as a household member
+/// is handed one: traded at the first start, kept in a file of its own that only its owner can
+/// read, and that file used at each start after, since the claim is spent by then. The link may
+/// not come with another way of naming the stack or key, and the claim is left nowhere.
+#[tokio::test]
+async fn a_key_link_given_as_a_setting_is_traded_once_and_kept_for_each_start() {
+    let demo = DemoStack::start().await;
+    let home = Scratch::at(fresh_dir("home"));
+    let home_text = home.display().to_string();
+    let link = demo.link("member");
+    // As a bundle passes them: every setting, those left empty as "".
+    let given = [
+        ("HOME", home_text.as_str()),
+        ("LEMONFIBER_LINK", link.as_str()),
+        ("LEMONFIBER_ADDRESS", ""),
+        ("LEMONFIBER_PIN", ""),
+        ("LEMONFIBER_KEY", ""),
+        ("LEMONFIBER_KEY_FILE", ""),
+    ];
+    let mut logs = String::new();
+    for start in ["first", "next"] {
+        let server = Stdio::start(&given).await;
+        let requests = server.call("read_requests", json!({})).await;
+        assert_ne!(requests.is_error, Some(true), "{start} start: {requests:?}");
+        logs.push_str(&server.stderr());
+    }
+    let kept: Vec<_> = std::fs::read_dir(home.join(".config/lemonfiber-mcp/links"))
+        .expect("the links folder")
+        .flatten()
+        .map(|entry| entry.path())
+        .collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        std::fs::metadata(&kept[0])
+            .expect("kept")
+            .permissions()
+            .mode()
+            & 0o777,
+        0o600
+    );
+    let written: Value =
+        serde_json::from_slice(&std::fs::read(&kept[0]).expect("kept")).expect("JSON");
+    assert_eq!(written["key"], demo.key(&demo.member_key_file).as_str());
+    assert!(!config_in(&home).exists(), "link's own config is not made");
+
+    let link_path = Path::new(&link);
+    let checked = run_with(
+        &home,
+        &[("LEMONFIBER_LINK", link_path)],
+        &["check", "--json"],
+        "",
+    );
+    assert_eq!(checked.status.code(), Some(0), "{}", said(&checked));
+
+    let mixed = run_with(
+        &home,
+        &[
+            ("LEMONFIBER_LINK", link_path),
+            ("LEMONFIBER_ADDRESS", Path::new(&demo.address)),
+        ],
+        &["check"],
+        "",
+    );
+    assert_eq!(mixed.status.code(), Some(2));
+    assert!(
+        said(&mixed).contains("LEMONFIBER_LINK is set, and so is LEMONFIBER_ADDRESS"),
+        "{}",
+        said(&mixed)
+    );
+
+    let claim = claim_of(&link);
+    for (what, text) in [
+        ("stdio's log", logs),
+        ("check's output", said(&checked)),
+        ("the home folder", everything_in(&home)),
+    ] {
+        assert!(!text.contains(&claim), "the claim is in {what}");
+    }
+}
+
 #[tokio::test]
 async fn a_refused_claim_names_its_reason_and_nothing_is_kept() {
     let demo = DemoStack::start().await;

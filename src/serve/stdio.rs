@@ -11,7 +11,6 @@ use tokio_util::sync::CancellationToken;
 use crate::access::consent::Seal;
 use crate::access::standing;
 use crate::answer::sentences::Via;
-use crate::config;
 use crate::mcp::audit;
 use crate::mcp::server::{Common, LemonfiberServer};
 use crate::serve::Fatal;
@@ -25,7 +24,7 @@ use lines::Lines;
 pub const CALLS_AT_ONCE: usize = 64;
 
 pub async fn run() -> Result<(), Fatal> {
-    let settings = config::stdio_settings(|name| std::env::var(name).ok())?;
+    let settings = crate::link::stdio_settings().await?;
     settings.key.withhold_from_output();
     settings.address.pin.withhold_from_output();
     audit::write_to(settings.conduct.audit.as_deref()).map_err(Fatal::AuditFile)?;

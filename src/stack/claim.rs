@@ -40,6 +40,17 @@ impl Claim {
         secrets.add(self.0.expose_secret());
     }
 
+    /// A name for what was kept from this claim, the same each time it is given and telling
+    /// nothing of the claim itself: a digest of it, shortened.
+    pub fn kept_name(&self) -> String {
+        use sha2::Digest as _;
+        let digest = sha2::Sha256::new()
+            .chain_update(b"lemonfiber-mcp kept claim\0")
+            .chain_update(self.0.expose_secret().as_bytes())
+            .finalize();
+        hex::encode(&digest[..12])
+    }
+
     pub fn parse(text: &str) -> Result<Claim, ClaimTextError> {
         if text.is_empty() {
             return Err(ClaimTextError::Empty);

@@ -2,7 +2,7 @@
 Desktop does: `${__dirname}` is the bundle's folder and each `${user_config.NAME}` the value the
 person gave (or the setting's default). The values come as JSON in LEMONFIBER_BUNDLE_SETTINGS, so
 the key stays out of the command line. With the official Python MCP SDK it lists the tools and
-reads, and prints one JSON object of what it saw."""
+calls one read, and prints one JSON object of what it saw."""
 
 import argparse
 import json
@@ -31,6 +31,7 @@ def resolved(text: str, folder: str, settings: dict, declared: dict) -> str:
 async def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--bundle", required=True, help="the unpacked bundle's folder")
+    parser.add_argument("--read", default="read_status", help="the read tool to call")
     arguments = parser.parse_args()
     with open(os.path.join(arguments.bundle, "manifest.json")) as file:
         manifest = json.load(file)
@@ -45,7 +46,7 @@ async def main() -> None:
     )
     async with Client(params, cache=None, read_timeout_seconds=60) as client:
         tools = await client.list_tools()
-        answer = await client.call_tool("read_status", {})
+        answer = await client.call_tool(arguments.read, {})
         print(json.dumps({
             "server": client.server_info.name,
             "tools": sorted(tool.name for tool in tools.tools),
