@@ -66,14 +66,19 @@ fn the_entry_is_this_version_names_the_image_and_holds_to_the_schema() {
     );
 }
 
-/// The schema is not a formality: an entry with a name the registry refuses, and a bundle
-/// without its digest, are both found.
+/// The schema is not a formality: an entry with a name the registry refuses, an image given a
+/// version beside its tag, an address naming a setting the entry does not ask for, a bundle
+/// without its digest, and an older schema are all found.
 #[test]
 fn the_schema_finds_what_the_registry_would_refuse() {
     let mut entry: Value =
         serde_json::from_slice(&std::fs::read(repository("server.json")).expect("server.json"))
             .expect("JSON");
     entry["name"] = Value::from("lemonfiber mcp");
+    entry["$schema"] =
+        Value::from("https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json");
+    entry["packages"][0]["version"] = Value::from("0.1.0");
+    entry["packages"][0]["transport"]["url"] = Value::from("https://{HOST}:9443/mcp");
     entry["packages"]
         .as_array_mut()
         .expect("packages")
@@ -87,6 +92,13 @@ fn the_schema_finds_what_the_registry_would_refuse() {
     let problems = schema_problems(&[&broken]);
     let _ = std::fs::remove_file(&broken);
     let found = problems[broken.display().to_string()].to_string();
-    assert!(found.contains("name"), "{found}");
-    assert!(found.contains("packages/1"), "{found}");
+    for expected in [
+        "name: ",
+        "$schema: not the schema",
+        "packages/0: an image is named by its tag alone, without version",
+        "packages/0/transport/url: {HOST} is no setting",
+        "packages/1: a bundle needs its fileSha256",
+    ] {
+        assert!(found.contains(expected), "{expected} in {found}");
+    }
 }
