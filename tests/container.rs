@@ -102,7 +102,11 @@ fn the_image_runs_http_as_a_user_with_a_health_check_and_no_secret() {
     assert_eq!(find("CMD "), vec!["CMD [\"http\"]".to_owned()]);
 
     // No key, pin or secret in the image: nothing set, and nothing copied but the sources and the
-    // built program.
+    // program, built from them by default, or a release's own static binaries (issue 30).
+    assert!(
+        text.contains("\nARG BINARY=source\n"),
+        "built from the sources by default"
+    );
     for line in text
         .replace("\\\n", " ")
         .lines()
@@ -122,8 +126,10 @@ fn the_image_runs_http_as_a_user_with_a_health_check_and_no_secret() {
                 "Cargo.toml Cargo.lock build.rs ./",
                 "contract ./contract",
                 "src ./src",
+                "released/${TARGETARCH}/lemonfiber-mcp /out/lemonfiber-mcp",
+                "released/state /out/state",
             ];
-            let from_build = copied.starts_with("--from=build ");
+            let from_build = copied.starts_with("--from=binary ") && copied.contains(" /out/");
             assert!(
                 allowed.contains(&copied) || from_build,
                 "copies only sources and the program: {line}"
