@@ -203,7 +203,7 @@ impl RawStdio {
             .expect("the stdio server starts");
         let stdin = child.stdin.take();
         let stdout = tokio::io::BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let stderr = mcp::collected(child.stderr.take().expect("stderr"));
+        let stderr = demo::collected(child.stderr.take().expect("stderr"), false);
         RawStdio {
             child,
             stdin,

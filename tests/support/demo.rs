@@ -5,10 +5,11 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use serde_json::Value;
-use tokio::io::{AsyncBufReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, AsyncReadExt as _, BufReader};
 use tokio::process::{Child, Command};
 
 pub const BINARY: &str = env!("CARGO_BIN_EXE_lemonfiber-mcp");
@@ -269,4 +270,28 @@ pub async fn eventually(mut ready: impl FnMut() -> bool) -> bool {
         tokio::time::sleep(Duration::from_millis(20)).await;
     }
     true
+}
+
+/// What a child writes to `pipe`, gathered as it comes, for a test to read at any moment; with
+/// `echo`, written to the test's own stderr too, so that a failing test shows it.
+pub fn collected(
+    mut pipe: impl tokio::io::AsyncRead + Unpin + Send + 'static,
+    echo: bool,
+) -> Arc<Mutex<String>> {
+    let gathered = Arc::new(Mutex::new(String::new()));
+    let sink = gathered.clone();
+    tokio::spawn(async move {
+        let mut buffer = [0u8; 4096];
+        while let Ok(read) = pipe.read(&mut buffer).await {
+            if read == 0 {
+                break;
+            }
+            let text = String::from_utf8_lossy(&buffer[..read]);
+            if echo {
+                eprint!("{text}");
+            }
+            sink.lock().expect("stderr buffer").push_str(&text);
+        }
+    });
+    gathered
 }

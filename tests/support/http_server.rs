@@ -12,10 +12,10 @@ use std::time::Duration;
 
 use reqwest::StatusCode;
 use serde_json::{Value, json};
-use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
+use tokio::io::{AsyncBufReadExt, BufReader};
 use tokio::process::{Child, Command};
 
-use super::demo::{BINARY, DemoStack, stop_gracefully};
+use super::demo::{BINARY, DemoStack, collected, stop_gracefully};
 use super::https::{ACCEPT, pinned_client, pinned_tls};
 
 pub struct HttpServer {
@@ -88,21 +88,11 @@ impl HttpServer {
             }
         }
         let mut child = command.spawn().expect("the HTTP mode starts");
-        let stderr = Arc::new(Mutex::new(String::new()));
-        if let Some(mut pipe) = child.stderr.take() {
-            let sink = stderr.clone();
-            tokio::spawn(async move {
-                let mut buffer = [0u8; 4096];
-                while let Ok(read) = pipe.read(&mut buffer).await {
-                    if read == 0 {
-                        break;
-                    }
-                    let text = String::from_utf8_lossy(&buffer[..read]);
-                    eprint!("{text}");
-                    sink.lock().expect("stderr buffer").push_str(&text);
-                }
-            });
-        }
+        let stderr = child
+            .stderr
+            .take()
+            .map(|pipe| collected(pipe, true))
+            .unwrap_or_default();
         let stdout = child.stdout.take().expect("stdout");
         let line = tokio::time::timeout(
             Duration::from_secs(30),

@@ -18,11 +18,10 @@ use rmcp::service::{ClientLifecycleMode, ClientServiceExt};
 use rmcp::transport::TokioChildProcess;
 use rmcp::{ClientHandler, RoleClient};
 use serde_json::Value;
-use tokio::io::AsyncReadExt;
 use tokio::process::Command;
 use tokio::sync::Notify;
 
-use super::demo::{BINARY, DemoStack};
+use super::demo::{BINARY, DemoStack, collected};
 
 pub struct Stdio {
     pub client: RunningService<RoleClient, Watcher>,
@@ -142,7 +141,9 @@ impl Stdio {
             .spawn()
             .expect("the stdio server starts");
         let pid = transport.id().expect("the server runs");
-        let stderr = stderr_pipe.map(collected).unwrap_or_default();
+        let stderr = stderr_pipe
+            .map(|pipe| collected(pipe, false))
+            .unwrap_or_default();
         let (speaks, lifecycle) = match opening {
             None => (None, ClientLifecycleMode::Initialize),
             Some(Opening::Initialize(version)) => (Some(version), ClientLifecycleMode::Initialize),
@@ -291,24 +292,4 @@ pub fn resident_kib(pid: u32) -> (u64, u64) {
             .expect(name)
     };
     (field("VmRSS:"), field("VmHWM:"))
-}
-
-/// What a child writes to `pipe`, gathered as it comes, for a test to read at any moment.
-pub fn collected(
-    mut pipe: impl tokio::io::AsyncRead + Unpin + Send + 'static,
-) -> Arc<Mutex<String>> {
-    let gathered = Arc::new(Mutex::new(String::new()));
-    let sink = gathered.clone();
-    tokio::spawn(async move {
-        let mut buffer = [0u8; 4096];
-        while let Ok(read) = pipe.read(&mut buffer).await {
-            if read == 0 {
-                break;
-            }
-            sink.lock()
-                .expect("stderr buffer")
-                .push_str(&String::from_utf8_lossy(&buffer[..read]));
-        }
-    });
-    gathered
 }
