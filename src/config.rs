@@ -11,9 +11,14 @@ use crate::stack::credential::{Key, KeyError};
 use crate::stack::{AnswerLimits, StackAddress};
 
 mod file;
+mod proxy;
 mod sign_in;
 mod tls;
 pub use file::{CONFIG, config_path, read_linked, remove_linked, reserve};
+pub use proxy::{
+    FORWARDED_HEADER, ForwardedHeader, PUBLIC_URL, PublicUrl, PublicUrlFault, TRUSTED_PROXIES,
+    TrustedProxies,
+};
 pub use sign_in::{CLIENT_DOCUMENT_ROOTS, SignInSettings, sign_in};
 pub use tls::{
     ACME_DIRECTORY, ACME_DNS_HOOK, ACME_HTTP, AcmeChallenge, AcmeSettings, TLS_MODE, TlsMode,
@@ -115,6 +120,34 @@ pub enum ConfigError {
     BadConsent,
     #[error("{NAMES} must list the names this server is reached by, separated by commas")]
     BadNames,
+    #[error(
+        "{PUBLIC_URL} must be the https URL clients reach MCP at, such as https://mcp.example.net/mcp: {0}"
+    )]
+    BadPublicUrl(PublicUrlFault),
+    #[error(
+        "both {PUBLIC_URL} and {PUBLIC_PORT} are set; the public URL names the port clients use, so unset \
+         {PUBLIC_PORT}"
+    )]
+    PublicUrlAndPort,
+    #[error(
+        "entry {0} of {TRUSTED_PROXIES} is not an IP address or a block of them (such as 127.0.0.1, 10.0.0.0/8 \
+         or fd00::/8)"
+    )]
+    BadTrustedProxy(usize),
+    #[error(
+        "{TRUSTED_PROXIES} includes a block of every address (/0), so any client could say it is any address; \
+         list only the addresses your proxy connects from"
+    )]
+    TrustsEveryone,
+    #[error(
+        "{FORWARDED_HEADER} must be x-forwarded-for or forwarded: the header your proxy writes"
+    )]
+    BadForwardedHeader,
+    #[error(
+        "{FORWARDED_HEADER} is set, but {TRUSTED_PROXIES} is not, so no proxy's header is believed; set \
+         {TRUSTED_PROXIES} to the addresses your proxy connects from"
+    )]
+    ForwardedHeaderAlone,
     #[error("{TLS_MODE} must be pinned, files, private-ca or acme")]
     BadTlsMode,
     #[error("{TLS_MODE} is {0}, which needs {1}")]
@@ -474,6 +507,9 @@ pub struct HttpSettings {
     /// The port clients reach the server at, when a port forward or proxy puts it at another
     /// than the one listened on; `Host` may name either.
     pub public_port: Option<u16>,
+    /// The URL clients use, when a proxy or tunnel puts the server at another.
+    pub public_url: Option<PublicUrl>,
+    pub proxies: TrustedProxies,
     pub conduct: Conduct,
     pub limits: Limits,
     pub sign_in: SignInSettings,
@@ -511,6 +547,8 @@ pub fn http_settings(
         tls,
         origins: set(ORIGINS).map(list),
         public_port: public_port(&set)?,
+        public_url: proxy::public_url(&set)?,
+        proxies: proxy::trusted_proxies(&set)?,
         conduct: conduct(&set)?,
         limits: limits(&set)?,
         sign_in: sign_in(&set)?,

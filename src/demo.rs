@@ -272,6 +272,8 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
         tls: config::TlsMode::Pinned,
         origins: None,
         public_port: None,
+        public_url: None,
+        proxies: config::TrustedProxies::default(),
         // How it deals with the assistant, and its limits, as the HTTP mode's settings give them:
         // a checker that opens many sessions can be given room for them, and a test a quicker
         // watch.

@@ -1,10 +1,11 @@
 //! One audit line for every tool call and resource read: when, which key (the first 8 hex of its
-//! digest), its scope, what was called, what the server decided, what the stack answered and how
+//! digest), its scope, the client's address (over HTTP), what was called, what the server decided, what the stack answered and how
 //! long it took. Never the arguments, an offer or an answer. JSON, one object a line, on stderr
 //! or appended to the file `LEMONFIBER_AUDIT` names.
 
 use std::fs::File;
 use std::io::Write;
+use std::net::IpAddr;
 use std::path::Path;
 use std::sync::{Mutex, OnceLock};
 use std::time::{Duration, SystemTime};
@@ -24,11 +25,18 @@ pub enum Decision {
     AwaitingPerson,
 }
 
+/// The address an HTTP request came from, as the HTTP mode counts it (behind a trusted proxy,
+/// the client it names): handed along with the request, for the audit line of what it calls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientAddress(pub IpAddr);
+
 /// What one call came to, for its audit line.
 #[derive(Debug, Clone, Copy)]
 pub struct Entry<'a> {
     pub key_digest: &'a [u8; 32],
     pub scope: Option<&'a str>,
+    /// Where the call came from, over HTTP.
+    pub client: Option<IpAddr>,
     /// `tool` for a tool call, `resource` for a resource read.
     pub event: &'static str,
     pub tool: &'a str,
@@ -90,8 +98,10 @@ fn line(entry: &Entry<'_>, at: SystemTime) -> String {
         "operator" | "read" | "act" | "member" => scope,
         _ => "other",
     });
+    let client = entry.client.map(|address| address.to_string());
     let line = Line {
         audit: entry.event,
+        client: client.as_deref(),
         consent: entry.consent,
         decision,
         key: &key,
@@ -110,6 +120,8 @@ fn line(entry: &Entry<'_>, at: SystemTime) -> String {
 #[derive(serde::Serialize)]
 struct Line<'a> {
     audit: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    client: Option<&'a str>,
     #[serde(skip_serializing_if = "Option::is_none")]
     consent: Option<&'a str>,
     decision: &'a str,
@@ -133,6 +145,7 @@ mod tests {
         let entry = Entry {
             key_digest: &digest,
             scope: Some("act"),
+            client: None,
             event: "tool",
             tool: "restart",
             decision: Decision::RefusedBeforeStack("offer-expired"),
@@ -166,5 +179,15 @@ mod tests {
         let acted: serde_json::Value =
             serde_json::from_str(&super::line(&acted, at)).expect("json");
         assert_eq!(acted["consent"], "asked", "how the person's yes was had");
+        let over_http = Entry {
+            client: Some(IpAddr::from([192, 0, 2, 7])),
+            ..entry
+        };
+        let over_http: serde_json::Value =
+            serde_json::from_str(&super::line(&over_http, at)).expect("json");
+        assert_eq!(
+            over_http["client"], "192.0.2.7",
+            "where an HTTP call came from"
+        );
     }
 }

@@ -91,6 +91,8 @@ struct Caller {
     stateless: bool,
     /// On 2026-07-28, the question handed out before (sealed) and the client's answers to it.
     answer: Option<(String, InputResponses)>,
+    /// Where the request came from, over HTTP.
+    client: Option<std::net::IpAddr>,
 }
 
 impl Caller {
@@ -102,6 +104,11 @@ impl Caller {
             can_ask: asking::can_ask(context),
             stateless: versions::stateless(context.protocol_version()),
             answer: None,
+            client: context
+                .extensions
+                .get::<http::request::Parts>()
+                .and_then(|request| request.extensions.get::<audit::ClientAddress>())
+                .map(|&audit::ClientAddress(address)| address),
         }
     }
 
@@ -356,6 +363,7 @@ impl LemonfiberServer {
         audit::record(&audit::Entry {
             key_digest: &self.stack.key_digest(),
             scope: ran.scope.word(),
+            client: caller.client,
             event,
             tool: tool.name,
             decision: ran.decision,

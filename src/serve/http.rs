@@ -3,6 +3,7 @@
 //! none. Nothing is served until an address is asked for.
 
 mod body;
+mod client_address;
 mod guard;
 mod jsonrpc;
 mod keys;
@@ -14,13 +15,13 @@ pub use oauth::grants;
 mod refused;
 mod sessions;
 
-use std::net::SocketAddr;
+use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
 use axum::body::Body;
-use axum::extract::{ConnectInfo, Request, State};
+use axum::extract::{Request, State};
 use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{any, get};
@@ -33,7 +34,7 @@ use tokio_util::sync::CancellationToken;
 use super::tls;
 use crate::access::consent::Seal;
 use crate::access::sealing::SealError;
-use crate::config::{self, ConfigError, ConsentMode, HttpSettings, TlsMode};
+use crate::config::{self, ConfigError, ConsentMode, HttpSettings, TlsMode, TrustedProxies};
 use crate::fingerprint::{Fingerprint, SpkiPin};
 use crate::mcp::audit;
 use crate::mcp::server::Common;
@@ -60,6 +61,8 @@ const KEEPER_FINISHES_WITHIN: Duration = Duration::from_secs(30);
 
 struct App {
     checks: Checks,
+    /// Whose word about a request's client is believed (see `client_address`).
+    proxies: TrustedProxies,
     sign_in: oauth::SignIn,
     keys: KeyServices,
     /// What stands for the person's yes, which the sign-in page tells them before they allow.
@@ -126,10 +129,16 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     let limits = settings.limits;
     let mut ports = vec![address.port()];
     ports.extend(settings.public_port.filter(|&port| port != address.port()));
-    let checks = Checks::new(&settings.names, settings.origins, &ports);
+    let checks = Checks::new(
+        &settings.names,
+        settings.origins,
+        &ports,
+        settings.public_url.as_ref(),
+    );
     let mcp_config = checks.mcp_service_config();
     let app = Arc::new(App {
         checks,
+        proxies: settings.proxies,
         sign_in,
         keys: KeyServices::new(
             settings.stack,
@@ -232,6 +241,7 @@ pub async fn start(
     audit::write_to(settings.conduct.audit.as_deref()).map_err(Fatal::AuditFile)?;
     let names = settings.names.clone();
     let public_port = settings.public_port;
+    let public_url = settings.public_url.as_ref().map(config::PublicUrl::mcp);
     let tls_mode = settings.tls.name();
     let stack = settings.stack.clone();
     let serving = serve(settings).await?;
@@ -241,7 +251,7 @@ pub async fn start(
         public_port.unwrap_or(serving.address.port()),
     );
     Ok(Started {
-        url: mcp_url(&names, reached_at),
+        url: public_url.unwrap_or_else(|| mcp_url(&names, reached_at)),
         tls_mode,
         serving,
     })
@@ -428,20 +438,19 @@ async fn health(State(app): State<Arc<App>>, uri: Uri, headers: HeaderMap) -> Re
 
 /// Every request to `/mcp`: limits that cost nothing first, then its headers, its key, the
 /// key's own limits, its body, and only then MCP.
-async fn mcp(
-    State(app): State<Arc<App>>,
-    ConnectInfo(peer): ConnectInfo<SocketAddr>,
-    request: Request,
-) -> Response {
+async fn mcp(State(app): State<Arc<App>>, request: Request) -> Response {
     // The body is not Sync, so only the head is looked at across the checks' waits.
-    let (head, body) = request.into_parts();
-    let admission = admitted(&app, peer, &head).await;
+    let (mut head, body) = request.into_parts();
+    let client = client_address::of(&head, &app.proxies);
+    // For the audit line of what the request calls.
+    head.extensions.insert(audit::ClientAddress(client));
+    let admission = admitted(&app, client, &head).await;
     let request = Request::from_parts(head, body);
     let (service, held) = match admission {
         Ok(admitted) => admitted,
         Err(NotAdmitted::UnsupportedVersion(requested)) => {
             // Its body is read before any key is, so it is a request anyone may send.
-            let Some(_turn) = app.keyless.take(peer.ip()) else {
+            let Some(_turn) = app.keyless.take(client) else {
                 return unread(request.headers(), too_many_from_this_address());
             };
             return answer_unsupported_version(request, &requested).await;
@@ -475,7 +484,7 @@ impl From<Response> for NotAdmitted {
 /// not, decided from its headers alone.
 async fn admitted(
     app: &App,
-    peer: SocketAddr,
+    client: IpAddr,
     request: &http::request::Parts,
 ) -> Result<(Arc<KeyService>, Held), NotAdmitted> {
     let Ok(everyone) = app.under_way.clone().try_acquire_owned() else {
@@ -485,7 +494,7 @@ async fn admitted(
         )
         .into());
     };
-    if let Err(seconds) = app.peers.request(peer.ip()) {
+    if let Err(seconds) = app.peers.request(client) {
         return Err(too_many(
             seconds,
             "Too many requests from this address; wait before the next.",
@@ -493,7 +502,7 @@ async fn admitted(
         .into());
     }
     let issuer = match app.checks.check(&request.uri, &request.headers) {
-        Ok(host) => format!("https://{host}"),
+        Ok(host) => app.checks.issuer(&host),
         Err(refused) => {
             return Err(match refused.unsupported_version {
                 Some(requested) => NotAdmitted::UnsupportedVersion(requested),
@@ -507,7 +516,7 @@ async fn admitted(
     let admission = match app.keys.known(&key, opens).await {
         Some(known) => known,
         None => {
-            if let Err(seconds) = app.peers.new_key(peer.ip()) {
+            if let Err(seconds) = app.peers.new_key(client) {
                 return Err(too_many(
                     seconds,
                     "Too many keys this server has not seen from this address; wait before the next.",

@@ -12,6 +12,7 @@ use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde_json::{Value, json};
 
+use crate::config::PublicUrl;
 use crate::mcp::versions::PROTOCOL_VERSIONS;
 
 /// The largest request body taken; a larger one is refused before it is read.
@@ -192,11 +193,20 @@ pub struct Checks {
     /// end up in the URLs this server hands out (its issuer).
     ports: Vec<u16>,
     origins: Vec<String>,
+    /// The URL clients use when a proxy or tunnel puts the server at another: its host at its
+    /// port is served too, and every URL the server hands out is made from it.
+    public: Option<PublicUrl>,
 }
 
 impl Checks {
-    /// `origins`: the allowed browser origins; by default, the served names at the served ports.
-    pub fn new(names: &[String], origins: Option<Vec<String>>, ports: &[u16]) -> Checks {
+    /// `origins`: the allowed browser origins; by default, the served names at the served ports,
+    /// and the public URL's origin.
+    pub fn new(
+        names: &[String],
+        origins: Option<Vec<String>>,
+        ports: &[u16],
+        public: Option<&PublicUrl>,
+    ) -> Checks {
         let origins = origins.unwrap_or_else(|| {
             names
                 .iter()
@@ -210,11 +220,13 @@ impl Checks {
                         }
                     })
                 })
+                .chain(public.map(|public| public.origin.clone()))
                 .collect()
         });
         Checks {
             names: names.iter().map(|name| name.to_ascii_lowercase()).collect(),
             ports: ports.to_vec(),
+            public: public.cloned(),
             origins: origins
                 .iter()
                 .map(|origin| origin.trim_end_matches('/').to_ascii_lowercase())
@@ -227,12 +239,15 @@ impl Checks {
     /// where HTTPS's own port is served, since a `Host` without a port means that one), the
     /// allowed origins (none allowed when none are listed, as here), and the same body cap.
     pub fn mcp_service_config(&self) -> StreamableHttpServerConfig {
-        let hosts = self.names.iter().flat_map(|name| {
+        let served = self.names.iter().flat_map(|name| {
+            let ports = self.ports.iter().copied();
+            ports.map(move |port| (name.as_str(), port))
+        });
+        let public = self.public.iter().map(|url| (url.host.as_str(), url.port));
+        let hosts = served.chain(public).flat_map(|(name, port)| {
             let host = as_url_host(name);
-            self.ports.iter().flat_map(move |&port| {
-                let alone = (port == 443).then(|| host.clone());
-                std::iter::once(format!("{host}:{port}")).chain(alone)
-            })
+            let alone = (port == 443).then(|| host.clone());
+            std::iter::once(format!("{host}:{port}")).chain(alone)
         });
         StreamableHttpServerConfig::default()
             .with_allowed_hosts(hosts)
@@ -273,7 +288,15 @@ impl Checks {
                 ));
             }
         }
+        let public = self.public.as_ref();
         match (given, host) {
+            (Some(given), Some(host))
+                if public.is_some_and(|public| public.host == host)
+                    && is_host_and_port(&given)
+                    && port_of(&given) == public.map(|public| public.port) =>
+            {
+                Ok(without_default_port(&given).to_owned())
+            }
             (Some(given), Some(host)) if self.names.contains(&host) && is_host_and_port(&given) => {
                 match port_of(&given) {
                     Some(port) if self.ports.contains(&port) => {
@@ -296,6 +319,17 @@ impl Checks {
                 "invalid_request",
                 "The request names no Host.",
             )),
+        }
+    }
+
+    /// This server's origin for a request that reached it at `host` (as [`Checks::served_host`]
+    /// gives it): the public URL's, when there is one, since behind a proxy the `Host` a request
+    /// arrives with may be the proxy's own name for this server. The issuer of sign-in, and the
+    /// base of every URL this server hands out.
+    pub fn issuer(&self, host: &str) -> String {
+        match &self.public {
+            Some(public) => public.origin.clone(),
+            None => format!("https://{host}"),
         }
     }
 
@@ -408,6 +442,7 @@ mod tests {
             &["localhost".into(), "127.0.0.1".into(), "::1".into()],
             None,
             &[8443],
+            None,
         );
         assert_eq!(
             status(checks.check(&origin_form(), &headers(&[("host", "127.0.0.1:8443")]))),
@@ -445,7 +480,12 @@ mod tests {
 
     #[test]
     fn two_hosts_or_a_target_naming_another_host_are_refused() {
-        let checks = Checks::new(&["localhost".into(), "127.0.0.1".into()], None, &[8443]);
+        let checks = Checks::new(
+            &["localhost".into(), "127.0.0.1".into()],
+            None,
+            &[8443],
+            None,
+        );
         let mut two = headers(&[("host", "localhost:8443")]);
         two.append(header::HOST, HeaderValue::from_static("evil.example"));
         assert_eq!(
@@ -471,7 +511,7 @@ mod tests {
     /// out are made with, unless it is one the server is reached at.
     #[test]
     fn a_host_at_a_port_the_server_is_not_reached_at_is_refused() {
-        let checks = Checks::new(&["localhost".into(), "::1".into()], None, &[8443]);
+        let checks = Checks::new(&["localhost".into(), "::1".into()], None, &[8443], None);
         for host in [
             "localhost:9",
             "localhost",
@@ -487,14 +527,83 @@ mod tests {
         }
         let served = checks.served_host(&origin_form(), &headers(&[("host", "[::1]:8443")]));
         assert_eq!(served.ok().as_deref(), Some("[::1]:8443"));
-        let public = Checks::new(&["localhost".into()], None, &[8443, 443]);
+        let public = Checks::new(&["localhost".into()], None, &[8443, 443], None);
         let served = public.served_host(&origin_form(), &headers(&[("host", "localhost:443")]));
         assert_eq!(served.ok().as_deref(), Some("localhost"));
     }
 
+    /// Issue 31: behind a proxy, the public URL's host is served at its port (and only there),
+    /// beside the served names, and every URL handed out is made from it, whatever `Host` the
+    /// proxy sends on.
+    #[tokio::test]
+    async fn a_public_url_is_served_at_its_own_port_and_is_the_issuer_for_every_host() {
+        let public = PublicUrl {
+            origin: "https://mcp.example.net".into(),
+            host: "mcp.example.net".into(),
+            port: 443,
+        };
+        let checks = Checks::new(&["localhost".into()], None, &[9443], Some(&public));
+        let served = |host| checks.served_host(&origin_form(), &headers(&[("host", host)]));
+        for (host, named) in [
+            ("mcp.example.net", "mcp.example.net"),
+            ("MCP.example.net:443", "mcp.example.net"),
+            ("localhost:9443", "localhost:9443"),
+        ] {
+            let served = served(host).expect("served");
+            assert_eq!(served, named);
+            assert_eq!(checks.issuer(&served), "https://mcp.example.net");
+        }
+        for refused in ["mcp.example.net:9443", "localhost", "other.example.net"] {
+            assert_eq!(
+                status(served(refused)),
+                Some(StatusCode::FORBIDDEN),
+                "{refused}"
+            );
+        }
+        let from = |origin| {
+            checks.check(
+                &origin_form(),
+                &headers(&[("host", "mcp.example.net"), ("origin", origin)]),
+            )
+        };
+        assert_eq!(status(from("https://mcp.example.net")), None);
+        assert_eq!(
+            status(from("https://evil.example")),
+            Some(StatusCode::FORBIDDEN)
+        );
+        let without = Checks::new(&["localhost".into()], None, &[9443], None);
+        assert_eq!(without.issuer("localhost:9443"), "https://localhost:9443");
+        let passed = StatusCode::METHOD_NOT_ALLOWED;
+        for host in ["mcp.example.net", "mcp.example.net:443", "localhost:9443"] {
+            let pairs = [("host", host), ("origin", "https://mcp.example.net")];
+            assert_eq!(
+                mcp_answers(&checks, "PUT", &pairs, Vec::new()).await,
+                passed,
+                "{host}"
+            );
+        }
+        let at_8443 = PublicUrl {
+            origin: "https://mcp.example.net:8443".into(),
+            port: 8443,
+            ..public
+        };
+        let checks = Checks::new(&["localhost".into()], None, &[9443], Some(&at_8443));
+        for (port, served) in [("8443", true), ("9443", false)] {
+            let pairs = [
+                ("host", format!("mcp.example.net:{port}")),
+                ("origin", "https://mcp.example.net:8443".into()),
+            ];
+            let pairs = pairs
+                .each_ref()
+                .map(|(name, value)| (*name, value.as_str()));
+            let answered = mcp_answers(&checks, "PUT", &pairs, Vec::new()).await;
+            assert_eq!(answered == passed, served, "{port}");
+        }
+    }
+
     #[test]
     fn protocol_version_and_body_size_are_checked() {
-        let checks = Checks::new(&["localhost".into()], None, &[443]);
+        let checks = Checks::new(&["localhost".into()], None, &[443], None);
         let with = |name, value| {
             checks.check(
                 &origin_form(),
@@ -547,6 +656,7 @@ mod tests {
             &["localhost".into(), "127.0.0.1".into(), "::1".into()],
             None,
             &[8443],
+            None,
         );
         // A method the library does not serve is answered only once its checks have passed.
         let passed = StatusCode::METHOD_NOT_ALLOWED;
@@ -600,6 +710,7 @@ mod tests {
                 "http://tool.example".into(),
             ]),
             &[8443, 443],
+            None,
         );
         assert_eq!(
             listed.mcp_service_config().allowed_origins,
@@ -638,7 +749,7 @@ mod tests {
             status(listed.check(&origin_form(), &headers(&[("host", "localhost:9")]))),
             Some(StatusCode::FORBIDDEN)
         );
-        let none = Checks::new(&["localhost".into()], Some(Vec::new()), &[8443]);
+        let none = Checks::new(&["localhost".into()], Some(Vec::new()), &[8443], None);
         let pairs = [
             ("host", "localhost:8443"),
             ("origin", "https://localhost:8443"),
@@ -656,7 +767,7 @@ mod tests {
 
     #[tokio::test]
     async fn the_mcp_library_caps_a_body_where_these_checks_do() {
-        let checks = Checks::new(&["localhost".into()], None, &[443]);
+        let checks = Checks::new(&["localhost".into()], None, &[443], None);
         let post = [
             ("host", "localhost"),
             ("accept", "application/json, text/event-stream"),

@@ -21,12 +21,12 @@ mod page;
 mod params;
 mod tokens;
 
-use std::net::{IpAddr, SocketAddr};
+use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{ConnectInfo, FromRequest, FromRequestParts, Request};
+use axum::extract::{FromRequest, FromRequestParts, Request};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -146,10 +146,7 @@ impl Here {
     /// body is read, the connection closes after the answer, which says so.
     fn arrived(parts: &Parts, app: &App) -> Result<Here, Response> {
         let refused = |response| super::unread(&parts.headers, response);
-        let peer = parts
-            .extensions
-            .get::<ConnectInfo<SocketAddr>>()
-            .map_or(IpAddr::from([0, 0, 0, 0]), |ConnectInfo(peer)| peer.ip());
+        let peer = super::client_address::of(parts, &app.proxies);
         let Some(turn) = app.keyless.take(peer) else {
             return Err(refused(super::too_many_from_this_address()));
         };
@@ -164,7 +161,7 @@ impl Here {
             .served_host(&parts.uri, &parts.headers)
             .map_err(|refusal| refused(refusal.into_response()))?;
         Ok(Here {
-            issuer: format!("https://{host}"),
+            issuer: app.checks.issuer(&host),
             peer,
             _turn: Some(turn),
             _answering: None,
