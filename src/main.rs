@@ -39,8 +39,9 @@ enum Command {
     /// Serve MCP Streamable HTTP over TLS, for an assistant on a phone or in a browser. Reads
     /// LEMONFIBER_LISTEN, LEMONFIBER_ADDRESS, LEMONFIBER_PIN, LEMONFIBER_NAMES and LEMONFIBER_STATE
     /// (the folder for its certificates and secrets; by default $XDG_STATE_HOME/lemonfiber-mcp/http,
-    /// or ~/.local/state/lemonfiber-mcp/http); every request brings its own key as
-    /// `Authorization: Bearer`.
+    /// or ~/.local/state/lemonfiber-mcp/http); every request brings its own key, or a sign-in
+    /// token that seals one, as `Authorization: Bearer`. Behind a reverse proxy or a tunnel, set
+    /// LEMONFIBER_PUBLIC_URL and LEMONFIBER_TRUSTED_PROXIES too (docs/http.md).
     Http {
         /// The address to serve on (instead of LEMONFIBER_LISTEN).
         #[arg(long)]

@@ -344,3 +344,56 @@ async fn behind_nginx_each_client_is_limited_by_its_forwarded_address_and_a_forg
     .await;
     each_client_is_counted_by_its_own_address(&behind, &nginx).await;
 }
+
+/// A proxy setting the server cannot honour safely stops it at once, saying which and why, before
+/// anything is written: trusting every address would let any client name itself, and a public URL
+/// off `/mcp` would hand out URLs nothing serves.
+#[test]
+fn a_proxy_setting_it_cannot_honour_stops_the_server_before_anything_is_written() {
+    let folder = Scratch::at(fresh_dir("refused-proxy-settings"));
+    let state = folder.join("state");
+    for (setting, value, said) in [
+        (
+            "LEMONFIBER_TRUSTED_PROXIES",
+            "10.0.0.0/8,::/0",
+            "includes a block of every address",
+        ),
+        (
+            "LEMONFIBER_TRUSTED_PROXIES",
+            "10.0.0/8",
+            "entry 1 of LEMONFIBER_TRUSTED_PROXIES",
+        ),
+        (
+            "LEMONFIBER_PUBLIC_URL",
+            "https://mcp.example.net/lemonfiber",
+            "its path is not /mcp",
+        ),
+        (
+            "LEMONFIBER_PUBLIC_URL",
+            "http://mcp.example.net/mcp",
+            "it is not https",
+        ),
+        (
+            "LEMONFIBER_FORWARDED_HEADER",
+            "forwarded",
+            "LEMONFIBER_TRUSTED_PROXIES is not",
+        ),
+    ] {
+        let output = std::process::Command::new(demo::BINARY)
+            .args(["http", "--listen", "127.0.0.1:0"])
+            .env_clear()
+            .env("LEMONFIBER_ADDRESS", "https://127.0.0.1:9")
+            .env("LEMONFIBER_PIN", "ab".repeat(32))
+            .env("LEMONFIBER_STATE", &state)
+            .env(setting, value)
+            .output()
+            .expect("it runs");
+        let stderr = String::from_utf8_lossy(&output.stderr);
+        assert_eq!(output.status.code(), Some(2), "{setting}={value}: {stderr}");
+        assert!(
+            stderr.contains(setting) && stderr.contains(said),
+            "{stderr}"
+        );
+        assert!(!state.exists(), "nothing is written for {setting}={value}");
+    }
+}

@@ -74,8 +74,8 @@ impl std::fmt::Display for PublicUrlFault {
             PublicUrlFault::Credentials => "it carries a user name or password",
             PublicUrlFault::QueryOrFragment => "it has a query or a fragment",
             PublicUrlFault::NotMcpPath => {
-                "its path is not /mcp: this server serves MCP at /mcp and sign-in beside it, so the proxy \
-                 forwards the whole site to it"
+                "its path is not /mcp (this server serves MCP at /mcp and sign-in beside it, so the proxy \
+                 forwards the whole site to it)"
             }
         })
     }

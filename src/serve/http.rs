@@ -195,13 +195,17 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
             .serve(router.into_make_service_with_connect_info::<SocketAddr>()),
     );
     stop_if_not_started.disarm();
+    let who_can_check = match &settings.public_url {
+        Some(public) => tls::who_can_check_behind_a_proxy(&public.mcp(), &certificate.trust_file),
+        None => certificate.who_can_check,
+    };
     Ok(Serving {
         address,
         fingerprint: certificate.fingerprint,
         spki: certificate.spki,
         root_fingerprint: certificate.root_fingerprint,
         trust_file: certificate.trust_file,
-        who_can_check: certificate.who_can_check,
+        who_can_check,
         certificate_keeper: certificate.keeper,
         ends,
         done,

@@ -194,6 +194,18 @@ fn who_can_check(mode: &TlsMode, started: &Started) -> String {
     }
 }
 
+/// Who can check what, when clients reach this server through a proxy or tunnel at `public_url`
+/// (F13-R13): they check the proxy's certificate, and the proxy checks this server's.
+pub fn who_can_check_behind_a_proxy(public_url: &str, trust_file: &Path) -> String {
+    format!(
+        "Clients reach this server through your proxy or tunnel at {public_url}, and check the proxy's certificate: \
+         an assistant hosted by its provider can connect only if that certificate is publicly trusted. The proxy \
+         checks this server's certificate, trusting {}. It reads every request in the clear, keys and access \
+         tokens among them, so trust it as you trust this server.",
+        trust_file.display()
+    )
+}
+
 /// A TLS server configuration for a certificate and its key (HTTP/1.1, ring).
 pub fn server_config(
     certificate: CertificateDer<'static>,
