@@ -38,12 +38,12 @@ use proxy::{Placing, Proxy};
 use reqwest::StatusCode;
 use serde_json::{Value, json};
 
-/// Requests a minute each client address may make, in these tests.
+/// Requests a minute each client address may make, in the tests of limits.
 const PEER_RATE: usize = 10;
+const LIMITED: (&str, &str) = ("LEMONFIBER_PEER_RATE", "10");
 
 /// The server as it runs behind a proxy on this machine: listening on loopback, told the public
-/// URL and that the proxy at 127.0.0.1 is trusted, with its audit lines in a file, and with
-/// `peer_rate` requests a minute for each client address if given.
+/// URL and that the proxy at 127.0.0.1 is trusted, with its audit lines in a file.
 struct Behind {
     demo: DemoStack,
     server: HttpServer,
@@ -53,7 +53,8 @@ struct Behind {
 }
 
 impl Behind {
-    async fn start(public_port: u16, peer_rate: Option<usize>) -> Behind {
+    /// The server, with `extra` settings besides.
+    async fn start(public_port: u16, extra: &[(&str, &str)]) -> Behind {
         let demo = DemoStack::start().await;
         let folder = Scratch::at(fresh_dir("behind"));
         std::fs::create_dir_all(&*folder).expect("a folder for the audit");
@@ -61,14 +62,13 @@ impl Behind {
         let listen = SocketAddr::from(([127, 0, 0, 1], free_port()));
         let public_url = format!("https://{}:{public_port}/mcp", proxy::PUBLIC_NAME);
         let (listening, audited) = (listen.to_string(), audit.display().to_string());
-        let rate = peer_rate.map(|rate| rate.to_string());
         let mut settings = vec![
             ("LEMONFIBER_LISTEN", listening.as_str()),
             ("LEMONFIBER_PUBLIC_URL", &public_url),
             ("LEMONFIBER_TRUSTED_PROXIES", "127.0.0.1"),
             ("LEMONFIBER_AUDIT", &audited),
         ];
-        settings.extend(rate.as_deref().map(|rate| ("LEMONFIBER_PEER_RATE", rate)));
+        settings.extend_from_slice(extra);
         let server = HttpServer::start(&demo.address, &demo.pin, &settings).await;
         assert_eq!(
             server.url, public_url,
@@ -234,7 +234,7 @@ async fn each_client_is_counted_by_its_own_address(behind: &Behind, proxy: &Prox
 #[tokio::test]
 async fn through_caddy_a_hosted_assistant_signs_in_from_the_public_url_and_calls_tools() {
     let public_port = free_port();
-    let behind = Behind::start(public_port, None).await;
+    let behind = Behind::start(public_port, &[]).await;
     let certificate = behind.certificate();
     let caddy = Proxy::caddy(&Placing {
         public_port,
@@ -320,8 +320,9 @@ async fn through_caddy_a_hosted_assistant_signs_in_from_the_public_url_and_calls
 #[tokio::test]
 async fn behind_caddy_each_client_is_limited_by_its_forwarded_address_and_a_forged_one_is_not() {
     let public_port = free_port();
-    let behind = Behind::start(public_port, Some(PEER_RATE)).await;
+    let behind = Behind::start(public_port, &[LIMITED]).await;
     let certificate = behind.certificate();
+    assert!(certificate.ends_with("server-certificate.pem"), "pinned");
     let caddy = Proxy::caddy(&Placing {
         public_port,
         upstream: behind.listen,
@@ -334,8 +335,13 @@ async fn behind_caddy_each_client_is_limited_by_its_forwarded_address_and_a_forg
 #[tokio::test]
 async fn behind_nginx_each_client_is_limited_by_its_forwarded_address_and_a_forged_one_is_not() {
     let public_port = free_port();
-    let behind = Behind::start(public_port, Some(PEER_RATE)).await;
+    let private_root = ("LEMONFIBER_TLS_MODE", "private-ca");
+    let behind = Behind::start(public_port, &[LIMITED, private_root]).await;
     let certificate = behind.certificate();
+    assert!(
+        certificate.ends_with("private-ca-root.pem"),
+        "nginx trusts the server's private root: {certificate:?}"
+    );
     let nginx = Proxy::nginx(&Placing {
         public_port,
         upstream: behind.listen,
