@@ -130,15 +130,15 @@ pub enum ConfigError {
     )]
     PublicUrlAndPort,
     #[error(
-        "entry {0} of {TRUSTED_PROXIES} is not an IP address or a block of them (such as 127.0.0.1, 10.0.0.0/8 \
-         or fd00::/8)"
+        "{TRUSTED_PROXIES} lists {0:?}, which is not an IP address or a CIDR block (such as 127.0.0.1 or \
+         172.18.0.0/16)"
     )]
-    BadTrustedProxy(usize),
+    BadTrustedProxy(String),
     #[error(
-        "{TRUSTED_PROXIES} includes a block of every address (/0), so any client could say it is any address; \
-         list only the addresses your proxy connects from"
+        "{TRUSTED_PROXIES} lists {0:?}, wider than a /8 (IPv4) or a /16 (IPv6): every machine in a trusted block \
+         can say its requests come from any address. List only the addresses your proxy connects from"
     )]
-    TrustsEveryone,
+    ProxyBlockTooWide(String),
     #[error(
         "{FORWARDED_HEADER} must be x-forwarded-for or forwarded: the header your proxy writes"
     )]
@@ -504,8 +504,8 @@ pub struct HttpSettings {
     pub tls: TlsMode,
     /// Origins a browser may call from; `None`: the served names themselves.
     pub origins: Option<Vec<String>>,
-    /// The port clients reach the server at, when a port forward or proxy puts it at another
-    /// than the one listened on; `Host` may name either.
+    /// The port clients reach the server at, when a port forward puts it at another than the
+    /// one listened on; `Host` may name either.
     pub public_port: Option<u16>,
     /// The URL clients use, when a proxy or tunnel puts the server at another.
     pub public_url: Option<PublicUrl>,

@@ -39,7 +39,6 @@ use reqwest::StatusCode;
 use serde_json::{Value, json};
 
 /// Requests a minute each client address may make, in the tests of limits.
-const PEER_RATE: usize = 10;
 const LIMITED: (&str, &str) = ("LEMONFIBER_PEER_RATE", "10");
 
 /// The server as it runs behind a proxy on this machine: listening on loopback, told the public
@@ -171,9 +170,10 @@ fn at(last: u8) -> IpAddr {
 /// believed (a client cannot borrow another's address through it), a header sent straight to the
 /// server is ignored, and each tool call's audit line names the client it came from.
 async fn each_client_is_counted_by_its_own_address(behind: &Behind, proxy: &Proxy) {
+    let peer_rate: usize = LIMITED.1.parse().expect("a number");
     let through = proxy.url();
     let first = proxy.client_from(at(2));
-    for sent in 1..=PEER_RATE {
+    for sent in 1..=peer_rate {
         assert_eq!(
             keyless_status(&first, &through, None).await,
             401,
@@ -183,7 +183,7 @@ async fn each_client_is_counted_by_its_own_address(behind: &Behind, proxy: &Prox
     assert_eq!(
         keyless_status(&first, &through, None).await,
         429,
-        "127.0.0.2 has made its {PEER_RATE} requests this minute"
+        "127.0.0.2 has made its {peer_rate} requests this minute"
     );
     let key = behind.demo.key(&behind.demo.act_key_file);
     let second = proxy.client_from(at(3));
@@ -201,7 +201,7 @@ async fn each_client_is_counted_by_its_own_address(behind: &Behind, proxy: &Prox
 
     let direct = behind.direct_url();
     let forger = behind.server.client_from(at(4));
-    for sent in 1..=PEER_RATE {
+    for sent in 1..=peer_rate {
         let forged = format!("10.9.9.{sent}");
         let status = keyless_status(&forger, &direct, Some(&forged)).await;
         assert_eq!(status, 401, "request {sent}");
@@ -313,7 +313,8 @@ async fn through_caddy_a_hosted_assistant_signs_in_from_the_public_url_and_calls
     let audited = behind.audited_clients();
     assert!(
         audited.len() >= 2 && audited.iter().all(|client| client == "127.0.0.1"),
-        "each call of the assistant's, from 127.0.0.1 through Caddy: {audited:?}"
+        "each of the assistant's calls names where it came from (the SDK connects from 127.0.0.1, the \
+         proxy's own address, so this shows the field, not the reading): {audited:?}"
     );
 }
 
@@ -362,17 +363,17 @@ fn a_proxy_setting_it_cannot_honour_stops_the_server_before_anything_is_written(
         (
             "LEMONFIBER_TRUSTED_PROXIES",
             "10.0.0.0/8,::/0",
-            "includes a block of every address",
+            "lists \"::/0\", wider than a /8",
         ),
         (
             "LEMONFIBER_TRUSTED_PROXIES",
             "10.0.0/8",
-            "entry 1 of LEMONFIBER_TRUSTED_PROXIES",
+            "lists \"10.0.0/8\", which is not an IP",
         ),
         (
             "LEMONFIBER_PUBLIC_URL",
             "https://mcp.example.net/lemonfiber",
-            "its path is not /mcp",
+            "its path must be /mcp",
         ),
         (
             "LEMONFIBER_PUBLIC_URL",

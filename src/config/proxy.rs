@@ -43,6 +43,15 @@ pub enum ForwardedHeader {
     Forwarded,
 }
 
+impl ForwardedHeader {
+    pub fn name(self) -> &'static str {
+        match self {
+            ForwardedHeader::XForwardedFor => "x-forwarded-for",
+            ForwardedHeader::Forwarded => "forwarded",
+        }
+    }
+}
+
 /// The proxies whose forwarded header is believed, and the header they write.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct TrustedProxies {
@@ -74,8 +83,8 @@ impl std::fmt::Display for PublicUrlFault {
             PublicUrlFault::Credentials => "it carries a user name or password",
             PublicUrlFault::QueryOrFragment => "it has a query or a fragment",
             PublicUrlFault::NotMcpPath => {
-                "its path is not /mcp (this server serves MCP at /mcp and sign-in beside it, so the proxy \
-                 forwards the whole site to it)"
+                "its path must be /mcp, since sign-in is served at the root of the same site and the proxy \
+                 forwards the whole site unchanged"
             }
         })
     }
@@ -116,42 +125,59 @@ pub fn public_url(set: &impl Fn(&str) -> Option<String>) -> Result<Option<Public
     }))
 }
 
-/// The trusted proxies: none unless named, and never every address.
+/// The widest blocks taken: every machine in a trusted block can name itself any address, so a
+/// block wider than a network of one's own is a mistake (or every address, split in two).
+const WIDEST_V4: u8 = 8;
+const WIDEST_V6: u8 = 16;
+
+/// The trusted proxies: none unless named, and never more than a network's worth.
 pub fn trusted_proxies(
     set: &impl Fn(&str) -> Option<String>,
 ) -> Result<TrustedProxies, ConfigError> {
-    let header = match set(FORWARDED_HEADER)
-        .map(|value| value.trim().to_ascii_lowercase())
-        .as_deref()
-    {
-        None | Some("x-forwarded-for") => ForwardedHeader::XForwardedFor,
-        Some("forwarded") => ForwardedHeader::Forwarded,
-        Some(_) => return Err(ConfigError::BadForwardedHeader),
+    let header = set(FORWARDED_HEADER).map(|value| value.trim().to_ascii_lowercase());
+    let header = match (header.as_deref(), set(TRUSTED_PROXIES)) {
+        (Some(_), None) => return Err(ConfigError::ForwardedHeaderAlone),
+        (None | Some("x-forwarded-for"), _) => ForwardedHeader::XForwardedFor,
+        (Some("forwarded"), _) => ForwardedHeader::Forwarded,
+        (Some(_), _) => return Err(ConfigError::BadForwardedHeader),
     };
     let Some(text) = set(TRUSTED_PROXIES) else {
-        if set(FORWARDED_HEADER).is_some() {
-            return Err(ConfigError::ForwardedHeaderAlone);
-        }
         return Ok(TrustedProxies::default());
     };
-    let mut blocks = Vec::new();
-    for (place, entry) in text.split(',').map(str::trim).enumerate() {
-        if entry.is_empty() {
-            continue;
-        }
-        let block = match entry.parse::<IpNet>() {
-            Ok(block) => block.trunc(),
-            Err(_) => entry
-                .parse::<IpAddr>()
-                .map(IpNet::from)
-                .map_err(|_| ConfigError::BadTrustedProxy(place + 1))?,
-        };
-        if block.prefix_len() == 0 {
-            return Err(ConfigError::TrustsEveryone);
-        }
-        blocks.push(block);
-    }
+    let blocks = text
+        .split(',')
+        .map(str::trim)
+        .filter(|entry| !entry.is_empty())
+        .map(block_of)
+        .collect::<Result<_, _>>()?;
     Ok(TrustedProxies { blocks, header })
+}
+
+/// One entry of the trusted proxies: an address or a block, an IPv4 one however it is written
+/// (as the peer it is matched against is).
+fn block_of(entry: &str) -> Result<IpNet, ConfigError> {
+    let block = match entry.parse::<IpNet>() {
+        Ok(block) => block.trunc(),
+        Err(_) => entry
+            .parse::<IpAddr>()
+            .map(IpNet::from)
+            .map_err(|_| ConfigError::BadTrustedProxy(entry.to_owned()))?,
+    };
+    let block = match block {
+        IpNet::V6(v6) if v6.prefix_len() >= 96 => match v6.addr().to_ipv4_mapped() {
+            Some(v4) => IpNet::new(IpAddr::V4(v4), v6.prefix_len() - 96).unwrap_or(block),
+            None => block,
+        },
+        _ => block,
+    };
+    let widest = match block {
+        IpNet::V4(_) => WIDEST_V4,
+        IpNet::V6(_) => WIDEST_V6,
+    };
+    if block.prefix_len() < widest {
+        return Err(ConfigError::ProxyBlockTooWide(entry.to_owned()));
+    }
+    Ok(block)
 }
 
 #[cfg(test)]
@@ -225,29 +251,39 @@ mod tests {
     fn trusted_proxies_are_addresses_or_blocks_and_never_everyone() {
         let read = |pairs: &[(&str, &str)]| trusted_proxies(&given(pairs));
         assert_eq!(read(&[]).expect("unset"), TrustedProxies::default());
-        let proxies = read(&[(TRUSTED_PROXIES, "127.0.0.1, 10.1.2.3/8,fd00::/8,")]).expect("taken");
+        let proxies =
+            read(&[(TRUSTED_PROXIES, "127.0.0.1, 10.1.2.3/8,fd00::/16,")]).expect("taken");
         assert_eq!(proxies.header, ForwardedHeader::XForwardedFor);
-        for trusted in ["127.0.0.1", "10.200.0.1", "fd12::1"] {
+        for trusted in ["127.0.0.1", "10.200.0.1", "fd00:12::1"] {
             assert!(
                 proxies.trusts(trusted.parse().expect("address")),
                 "{trusted}"
             );
         }
-        for not in ["127.0.0.2", "11.0.0.1", "fe80::1"] {
+        for not in ["127.0.0.2", "11.0.0.1", "fd12::1"] {
             assert!(!proxies.trusts(not.parse().expect("address")), "{not}");
         }
         let forwarded = read(&[(TRUSTED_PROXIES, "::1"), (FORWARDED_HEADER, " Forwarded ")]);
         assert_eq!(forwarded.expect("taken").header, ForwardedHeader::Forwarded);
         assert!(matches!(
             read(&[(TRUSTED_PROXIES, "127.0.0.1,10.0.0/8")]),
-            Err(ConfigError::BadTrustedProxy(2))
+            Err(ConfigError::BadTrustedProxy(entry)) if entry == "10.0.0/8"
         ));
-        for everyone in ["0.0.0.0/0", "127.0.0.1,::/0"] {
-            assert!(matches!(
-                read(&[(TRUSTED_PROXIES, everyone)]),
-                Err(ConfigError::TrustsEveryone)
-            ));
+        for (wide, entry) in [
+            ("0.0.0.0/0", "0.0.0.0/0"),
+            ("127.0.0.1,::/0", "::/0"),
+            ("0.0.0.0/1,128.0.0.0/1", "0.0.0.0/1"),
+            ("fd00::/8", "fd00::/8"),
+        ] {
+            assert!(
+                matches!(read(&[(TRUSTED_PROXIES, wide)]), Err(ConfigError::ProxyBlockTooWide(said)) if said == entry),
+                "{wide}"
+            );
         }
+        let mapped =
+            read(&[(TRUSTED_PROXIES, "::ffff:127.0.0.1, ::ffff:10.0.0.0/104")]).expect("taken");
+        assert!(mapped.trusts("127.0.0.1".parse().expect("address")));
+        assert!(mapped.trusts("10.1.2.3".parse().expect("address")));
         assert!(matches!(
             read(&[(TRUSTED_PROXIES, "::1"), (FORWARDED_HEADER, "x-real-ip")]),
             Err(ConfigError::BadForwardedHeader)

@@ -122,8 +122,19 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     let consent = settings.conduct.consent;
     let common = Arc::new(Common::new(settings.conduct, seal));
     let ends = CancellationToken::new();
-    let certificate =
-        tls::serve_certificate(&settings.tls, &settings.state, &settings.names, &ends)?;
+    // Clients check the proxy's certificate only when they come through one that is trusted.
+    let behind = settings
+        .public_url
+        .as_ref()
+        .filter(|_| !settings.proxies.blocks.is_empty())
+        .map(config::PublicUrl::mcp);
+    let certificate = tls::serve_certificate(
+        &settings.tls,
+        &settings.state,
+        &settings.names,
+        behind.as_deref(),
+        &ends,
+    )?;
     // Whatever fails from here on stops the certificate's keeper too.
     let stop_if_not_started = ends.clone().drop_guard();
     let limits = settings.limits;
@@ -195,17 +206,13 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
             .serve(router.into_make_service_with_connect_info::<SocketAddr>()),
     );
     stop_if_not_started.disarm();
-    let who_can_check = match &settings.public_url {
-        Some(public) => tls::who_can_check_behind_a_proxy(&public.mcp(), &certificate.trust_file),
-        None => certificate.who_can_check,
-    };
     Ok(Serving {
         address,
         fingerprint: certificate.fingerprint,
         spki: certificate.spki,
         root_fingerprint: certificate.root_fingerprint,
         trust_file: certificate.trust_file,
-        who_can_check,
+        who_can_check: certificate.who_can_check,
         certificate_keeper: certificate.keeper,
         ends,
         done,

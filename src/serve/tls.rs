@@ -129,10 +129,13 @@ pub enum CertError {
 }
 
 /// Starts serving a certificate in `mode` for `names`, kept current until `ends`.
+/// `behind`: the public URL of the trusted proxy or tunnel clients reach the server through, if
+/// there is one, which is what clients then check.
 pub fn serve_certificate(
     mode: &TlsMode,
     state: &Path,
     names: &[String],
+    behind: Option<&str>,
     ends: &CancellationToken,
 ) -> Result<Served, CertError> {
     let started = match mode {
@@ -144,7 +147,10 @@ pub fn serve_certificate(
         TlsMode::PrivateCa => private_ca::start(state, names, ends)?,
         TlsMode::Acme(settings) => acme::start(settings, state, names, ends)?,
     };
-    let who_can_check = who_can_check(mode, &started);
+    let who_can_check = match behind {
+        Some(public_url) => who_can_check_behind_a_proxy(mode, &started, public_url),
+        None => who_can_check(mode, &started),
+    };
     let answers_tls_alpn =
         matches!(mode, TlsMode::Acme(settings) if settings.challenge == AcmeChallenge::TlsAlpn);
     Ok(Served {
@@ -196,13 +202,20 @@ fn who_can_check(mode: &TlsMode, started: &Started) -> String {
 
 /// Who can check what, when clients reach this server through a proxy or tunnel at `public_url`
 /// (F13-R13): they check the proxy's certificate, and the proxy checks this server's.
-pub fn who_can_check_behind_a_proxy(public_url: &str, trust_file: &Path) -> String {
+fn who_can_check_behind_a_proxy(mode: &TlsMode, started: &Started, public_url: &str) -> String {
+    let trust_file = started.trust_file.display();
+    let the_proxy_trusts = match mode {
+        TlsMode::Pinned | TlsMode::PrivateCa => format!("give it {trust_file} to trust"),
+        TlsMode::Files { .. } | TlsMode::Acme(_) => format!(
+            "give it the root of the authority that issued it (it trusts a public authority's roots already; \
+             the chain served is in {trust_file})"
+        ),
+    };
     format!(
         "Clients reach this server through your proxy or tunnel at {public_url}, and check the proxy's certificate: \
          an assistant hosted by its provider can connect only if that certificate is publicly trusted. The proxy \
-         checks this server's certificate, trusting {}. It reads every request in the clear, keys and access \
-         tokens among them, so trust it as you trust this server.",
-        trust_file.display()
+         checks this server's certificate: {the_proxy_trusts}. The proxy reads every request in the clear, keys \
+         and access tokens among them, so trust it as you trust this server."
     )
 }
 

@@ -16,7 +16,7 @@ use tokio::process::{Child, Command};
 
 use super::demo::{Scratch, collected, stop_gracefully};
 use super::http_server::fresh_dir;
-use super::pki::{TestAuthority, free_port, trusting};
+use super::pki::{TestAuthority, free_port, served_fingerprint, trusting};
 
 /// The name clients reach every proxy by in these tests; the recipes say `mcp.example.net`.
 pub const PUBLIC_NAME: &str = "localhost";
@@ -225,19 +225,22 @@ impl Proxy {
     }
 }
 
-/// Waits, a bounded time, until the proxy has written its root and takes connections: the root.
+/// Waits, a bounded time, until the proxy has written its root and completes a handshake under
+/// it (Caddy has its own certificate issued only after it starts listening): the root.
 async fn ready(child: &mut Child, port: u16, root_file: &Path) -> String {
+    let address = SocketAddr::from(([127, 0, 0, 1], port));
     for _ in 0..300 {
         if let Ok(Some(status)) = child.try_wait() {
             panic!("the proxy stopped at once: {status}");
         }
-        let listening = std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
-        if let (true, Ok(root)) = (listening, std::fs::read_to_string(root_file)) {
+        if let Ok(root) = std::fs::read_to_string(root_file)
+            && served_fingerprint(address, PUBLIC_NAME, &root).is_ok()
+        {
             return root;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    panic!("the proxy did not start listening within 15 seconds");
+    panic!("the proxy did not serve its certificate within 15 seconds");
 }
 
 impl Drop for Proxy {

@@ -31,25 +31,20 @@ fn client_of(peer: IpAddr, headers: &HeaderMap, trusted: &TrustedProxies) -> IpA
     if !trusted.trusts(client) {
         return client;
     }
-    let name = match trusted.header {
-        ForwardedHeader::XForwardedFor => "x-forwarded-for",
-        ForwardedHeader::Forwarded => "forwarded",
-    };
-    let values: Vec<&str> = headers
-        .get_all(name)
-        .iter()
-        .map(|value| value.to_str().unwrap_or("unreadable"))
-        .collect();
-    let hops = values
+    // Each entry is decoded on its own, so one the client filled with other bytes stops the
+    // reading where it sits, not at the right where the proxy wrote.
+    let hops = headers
+        .get_all(trusted.header.name())
         .iter()
         .rev()
-        .flat_map(|value| value.rsplit(','))
-        .take(HOPS_READ);
+        .flat_map(|value| value.as_bytes().rsplit(|&byte| byte == b','))
+        .take(HOPS_READ)
+        .map(|hop| std::str::from_utf8(hop).ok());
     for hop in hops {
-        let named = match trusted.header {
+        let named = hop.and_then(|hop| match trusted.header {
             ForwardedHeader::XForwardedFor => address_of(hop),
             ForwardedHeader::Forwarded => forwarded_for(hop).and_then(address_of),
-        };
+        });
         // A hop that names no address (`unknown`, a hidden name, a mangled entry) hides who is
         // beyond it: the last address vouched for is the client.
         let Some(address) = named else {
@@ -186,8 +181,23 @@ mod tests {
             ip("198.51.100.7"),
             "a trusted IPv4 peer reached over IPv6 is still trusted"
         );
-        let padded = vec!["10.0.0.1"; HOPS_READ + 4].join(",");
-        assert_eq!(client(&[("x-forwarded-for", &padded)]), ip("10.0.0.1"));
+        let mut padded = vec!["198.51.100.7"];
+        padded.extend(["10.0.0.1"; HOPS_READ]);
+        assert_eq!(
+            client(&[("x-forwarded-for", &padded.join(","))]),
+            ip("10.0.0.1"),
+            "no more than {HOPS_READ} entries are read"
+        );
+        let mut raw = headers(&[]);
+        raw.append(
+            "x-forwarded-for",
+            HeaderValue::from_bytes(b"\xff\xfe, 198.51.100.7").expect("a value"),
+        );
+        assert_eq!(
+            client_of(peer, &raw, &trusted),
+            ip("198.51.100.7"),
+            "bytes the client sent at the left do not hide what the proxy wrote at the right"
+        );
     }
 
     #[test]
@@ -203,7 +213,21 @@ mod tests {
             client("For=\"[2001:db8:cafe::17]:4711\""),
             ip("2001:db8:cafe::17")
         );
-        assert_eq!(client("for=_hidden, proto=https"), ip("::1"));
+        assert_eq!(client("for=198.51.100.7, for=_hidden"), ip("::1"));
+        assert_eq!(
+            client("for=\"[2001:db8::1],x\", for=192.0.2.60"),
+            ip("192.0.2.60")
+        );
+        assert_eq!(
+            client("for=\"[2001:db8::1]:80,x\""),
+            ip("::1"),
+            "a quoted comma makes halves that name no address"
+        );
+        let lines = headers(&[
+            ("forwarded", "for=6.6.6.6"),
+            ("forwarded", "for=192.0.2.61"),
+        ]);
+        assert_eq!(client_of(ip("::1"), &lines, &trusted), ip("192.0.2.61"));
         assert_eq!(
             client_of(
                 ip("::1"),

@@ -189,8 +189,8 @@ fn as_url_host(name: &str) -> String {
 pub struct Checks {
     names: Vec<String>,
     /// The ports a `Host` may name: the one listened on, and the one clients reach it at when a
-    /// port forward or proxy puts it elsewhere. Any other is one a client made up, which would
-    /// end up in the URLs this server hands out (its issuer).
+    /// port forward puts it elsewhere. Any other is one a client made up, which would end up in
+    /// the URLs this server hands out (its issuer).
     ports: Vec<u16>,
     origins: Vec<String>,
     /// The URL clients use when a proxy or tunnel puts the server at another: its host at its
