@@ -166,9 +166,10 @@ fn at(last: u8) -> IpAddr {
     IpAddr::from([127, 0, 0, last])
 }
 
-/// Behind `proxy`: each client address has its own allowance, the proxy's own header is the one
-/// believed (a client cannot borrow another's address through it), a header sent straight to the
-/// server is ignored, and each tool call's audit line names the client it came from.
+/// Behind `proxy`: each client address has its own allowance, at `/mcp` and at sign-in, the
+/// proxy's own header is the one believed (a client cannot borrow another's address through it),
+/// a header sent straight to the server is ignored, and each tool call's audit line names the
+/// client it came from.
 async fn each_client_is_counted_by_its_own_address(behind: &Behind, proxy: &Proxy) {
     let peer_rate: usize = LIMITED.1.parse().expect("a number");
     let through = proxy.url();
@@ -197,6 +198,30 @@ async fn each_client_is_counted_by_its_own_address(behind: &Behind, proxy: &Prox
         keyless_status(&borrowing, &through, Some("127.0.0.2")).await,
         401,
         "a client cannot name another's address through the proxy"
+    );
+
+    // Sign-in's own requests count against the forwarded client too.
+    let metadata = through.replace("/mcp", "/.well-known/oauth-protected-resource/mcp");
+    let discovered = |client: reqwest::Client| {
+        let metadata = metadata.clone();
+        async move {
+            let answer = client.get(&metadata).send().await.expect("answered");
+            answer.status().as_u16()
+        }
+    };
+    let signing_in = proxy.client_from(at(7));
+    for sent in 1..=peer_rate {
+        assert_eq!(discovered(signing_in.clone()).await, 200, "request {sent}");
+    }
+    assert_eq!(
+        discovered(signing_in).await,
+        429,
+        "127.0.0.7 is over its allowance"
+    );
+    assert_eq!(
+        discovered(proxy.client_from(at(8))).await,
+        200,
+        "127.0.0.8 signs in on an allowance of its own"
     );
 
     let direct = behind.direct_url();
