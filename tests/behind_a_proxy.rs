@@ -66,6 +66,7 @@ impl Behind {
             ("LEMONFIBER_PUBLIC_URL", &public_url),
             ("LEMONFIBER_TRUSTED_PROXIES", "127.0.0.1"),
             ("LEMONFIBER_AUDIT", &audited),
+            ("LEMONFIBER_LOG", "info"),
         ];
         settings.extend_from_slice(extra);
         let server = HttpServer::start(&demo.address, &demo.pin, &settings).await;
@@ -86,6 +87,17 @@ impl Behind {
     fn certificate(&self) -> PathBuf {
         let file = self.server.said["certificate_file"].as_str();
         PathBuf::from(file.expect("the certificate file"))
+    }
+
+    /// F13-R13: the start-up line says that clients check the proxy's certificate, and what the
+    /// proxy checks this server's against.
+    async fn says_the_proxy_checks(&self) {
+        let (public, certificate) = (&self.server.url, self.certificate());
+        let said = format!("Clients reach this server through your proxy or tunnel at {public}");
+        let told = format!("give it {} to trust", certificate.display());
+        let stderr = || self.server.stderr();
+        let both = || stderr().contains(&said) && stderr().contains(&told);
+        assert!(demo::eventually(both).await, "{}", stderr());
     }
 
     /// The URL a client on this machine reaches the server at without the proxy.
@@ -349,6 +361,7 @@ async fn behind_caddy_each_client_is_limited_by_its_forwarded_address_and_a_forg
     let behind = Behind::start(public_port, &[LIMITED]).await;
     let certificate = behind.certificate();
     assert!(certificate.ends_with("server-certificate.pem"), "pinned");
+    behind.says_the_proxy_checks().await;
     let caddy = Proxy::caddy(&Placing {
         public_port,
         upstream: behind.listen,
@@ -368,6 +381,7 @@ async fn behind_nginx_each_client_is_limited_by_its_forwarded_address_and_a_forg
         certificate.ends_with("private-ca-root.pem"),
         "nginx trusts the server's private root: {certificate:?}"
     );
+    behind.says_the_proxy_checks().await;
     let nginx = Proxy::nginx(&Placing {
         public_port,
         upstream: behind.listen,

@@ -1,7 +1,7 @@
 //! One audit line for every tool call and resource read: when, which key (the first 8 hex of its
-//! digest), its scope, the client's address (over HTTP), what was called, what the server decided, what the stack answered and how
-//! long it took. Never the arguments, an offer or an answer. JSON, one object a line, on stderr
-//! or appended to the file `LEMONFIBER_AUDIT` names.
+//! digest), its scope, the client's address (over HTTP), what was called, what the server
+//! decided, what the stack answered and how long it took. Never the arguments, an offer or an
+//! answer. JSON, one object a line, on stderr or appended to the file `LEMONFIBER_AUDIT` names.
 
 use std::fs::File;
 use std::io::Write;
