@@ -20,6 +20,7 @@
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
+use std::collections::HashMap;
 use std::path::Path;
 use std::process::Stdio;
 use std::sync::Arc;
@@ -36,6 +37,8 @@ use tokio::process::{Child, ChildStdin, ChildStdout, Command};
 
 #[path = "../tests/support/demo.rs"]
 mod demo;
+#[path = "read_path/fast_stack.rs"]
+mod fast_stack;
 #[path = "../tests/support/http_server.rs"]
 mod http_server;
 #[path = "../tests/support/https.rs"]
@@ -579,36 +582,73 @@ async fn allocations(target: &Target, calls: u64) -> Result<Vec<(Kind, f64)>, St
     Ok(counted)
 }
 
-async fn measure(run: &Run, short: bool) -> u64 {
-    let state = std::env::temp_dir().join(format!("lemonfiber-bench-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&state);
-    std::fs::create_dir_all(&state).expect("a state folder");
-    let demo = DemoStack::start_with_settings(&[("LEMONFIBER_LOG", "warn")]).await;
-    let (address, pin, key_file) = (
-        demo.address.clone(),
-        demo.pin.clone(),
-        demo.read_key_file.clone(),
-    );
-    let key = demo.key(&key_file);
+/// What the fast stack replays: the demo's answers to the reads the server makes for
+/// `read_status` with `key`, each as the demo gave it.
+async fn recorded(demo: &DemoStack, key: &str) -> HashMap<String, fast_stack::Answer> {
+    let client = pinned(&demo.pin);
+    let mut answers = HashMap::new();
+    for path in ["/api/capabilities", "/api/status"] {
+        let answer = client
+            .get(format!("{}{path}", demo.address))
+            .header("x-lemonfiber-token", key)
+            .send()
+            .await
+            .expect("the demo answers");
+        let status = answer.status();
+        let content_type = answer
+            .headers()
+            .get("content-type")
+            .cloned()
+            .unwrap_or(axum::http::HeaderValue::from_static("application/json"));
+        let body = answer.bytes().await.expect("its body");
+        assert!(status.is_success(), "{path}: {status}");
+        answers.insert(
+            path.to_owned(),
+            fast_stack::Answer {
+                status,
+                content_type,
+                body,
+            },
+        );
+    }
+    answers
+}
 
-    let settings = server_settings(&address, &pin, &state.join("spawned"));
-    let settings: Vec<(&str, &str)> = settings
-        .iter()
-        .map(|(name, value)| (*name, value.as_str()))
-        .collect();
-    let started = Instant::now();
-    let server = HttpServer::start(&address, &pin, &settings).await;
-    let ready = started.elapsed();
-    let pid = server.pid();
-    let target = Target {
-        stack: address.clone(),
-        mcp: server.url.clone(),
-        key: key.clone(),
-        stack_client: pinned(&pin),
-        mcp_client: pinned(&server.pin),
-    };
-    let idle_kib = resident_kib(pid);
-    let errors = AtomicU64::new(0);
+/// A stack the server is measured against.
+struct Upstream {
+    name: &'static str,
+    address: String,
+    pin: String,
+}
+
+/// What one upstream's run gave, for the summary.
+struct Measured {
+    /// p50 of each kind at one client, in the order of `ONE_CLIENT`, then stdio.
+    p50: Vec<f64>,
+    /// Calls a second at 16 clients: direct, in a session, stateless.
+    rates_at_16: [f64; 3],
+    /// Server CPU a call at one client and at 16: in a session, stateless.
+    cpu: [[f64; 2]; 2],
+}
+
+const ONE_CLIENT: [Kind; 5] = [
+    Kind::Direct,
+    Kind::Ping,
+    Kind::List,
+    Kind::ReadInSession,
+    Kind::ReadStateless,
+];
+
+/// The one-client block and the blocks at many clients, through a server (`pid`) in front of
+/// `upstream`.
+async fn through(
+    run: &Run,
+    upstream: &Upstream,
+    target: &Target,
+    pid: u32,
+    key_file: &str,
+    errors: &AtomicU64,
+) -> Measured {
     let failed = |result: Result<(), String>| {
         if let Err(error) = result
             && errors.fetch_add(1, Ordering::Relaxed) < 3
@@ -616,6 +656,152 @@ async fn measure(run: &Run, short: bool) -> u64 {
             eprintln!("error: {error}");
         }
     };
+    // One client, every kind interleaved.
+    let session = target.session().await.expect("a session");
+    let mut stdio = OverStdio::start(&upstream.address, &upstream.pin, key_file).await;
+    let mut latencies: Vec<Vec<Duration>> = vec![Vec::new(); ONE_CLIENT.len() + 1];
+    for round in 0..run.rounds + run.rounds / 10 {
+        let warm = round >= run.rounds / 10;
+        for (at, kind) in ONE_CLIENT.iter().enumerate() {
+            let began = Instant::now();
+            failed(target.once(*kind, &session, round as u64 + 1).await);
+            if warm {
+                latencies[at].push(began.elapsed());
+            }
+        }
+        let began = Instant::now();
+        failed(stdio.ask(call(round as u64 + 1, "read_status")).await);
+        if warm {
+            latencies[ONE_CLIENT.len()].push(began.elapsed());
+        }
+    }
+    drop(stdio);
+    println!();
+    println!(
+        "{:<38} {:>9} {:>9} {:>9} {:>9}",
+        format!("upstream: {}; one client", upstream.name),
+        "p50 ms",
+        "p90 ms",
+        "p99 ms",
+        "× direct"
+    );
+    let mut p50 = Vec::new();
+    for (at, times) in latencies.iter_mut().enumerate() {
+        times.sort();
+        let name = ONE_CLIENT
+            .get(at)
+            .map_or("MCP read_status (stdio)", |kind| kind.name());
+        p50.push(percentile(times, 0.5));
+        println!(
+            "{:<38} {:>9.3} {:>9.3} {:>9.3} {:>9.1}",
+            name,
+            percentile(times, 0.5),
+            percentile(times, 0.9),
+            percentile(times, 0.99),
+            p50[at] / p50[0]
+        );
+    }
+
+    // Many clients at once, each kind alone, in short blocks taken in turn, so that every kind
+    // sees the machine as it was through the whole run and not as it was during its own block.
+    println!();
+    println!(
+        "{:<38} {:>8} {:>10} {:>8} {:>14}",
+        format!("upstream: {}; clients at once", upstream.name),
+        "clients",
+        "calls/s",
+        "errors",
+        "server CPU/call"
+    );
+    let kinds = [Kind::Direct, Kind::ReadInSession, Kind::ReadStateless];
+    let mut rates_at_16 = [0.0; 3];
+    let mut cpu = [[0.0; 2]; 2];
+    for clients in [1usize, 16, 64] {
+        let mut sessions = Vec::new();
+        for _ in 0..clients {
+            sessions.push(target.session().await.unwrap_or_default());
+        }
+        let mut blocks = [Block::default(); 3];
+        for _ in 0..run.load_rounds {
+            for (kind, block) in kinds.iter().zip(&mut blocks) {
+                block.add(load(target, *kind, &sessions, run.load_block, pid).await);
+            }
+        }
+        for (at, (kind, block)) in kinds.iter().zip(&blocks).enumerate() {
+            let rate = block.calls as f64 / block.seconds;
+            let per_call = block.cpu_seconds / block.calls.max(1) as f64 * 1e6;
+            errors.fetch_add(block.wrong, Ordering::Relaxed);
+            if clients == 16 {
+                rates_at_16[at] = rate;
+            }
+            if at > 0 && clients <= 16 {
+                cpu[at - 1][usize::from(clients == 16)] = per_call;
+            }
+            let cpu = if *kind == Kind::Direct {
+                "-".to_owned()
+            } else {
+                format!("{per_call:.0} µs")
+            };
+            println!(
+                "{:<38} {:>8} {:>10.0} {:>8} {:>14}",
+                kind.name(),
+                clients,
+                rate,
+                block.wrong,
+                cpu
+            );
+        }
+    }
+    Measured {
+        p50,
+        rates_at_16,
+        cpu,
+    }
+}
+
+/// The summary of one upstream's run: each figure the targets name, beside the target.
+fn summary(upstream: &Upstream, measured: &Measured) {
+    let [direct, session, stateless] = measured.rates_at_16;
+    println!();
+    println!("against the {} upstream:", upstream.name);
+    println!(
+        "  read_status p50 × direct: {:.1} in a session, {:.1} stateless",
+        measured.p50[3] / measured.p50[0],
+        measured.p50[4] / measured.p50[0]
+    );
+    println!(
+        "  calls a second at 16 clients, of direct: {:.0}% in a session, {:.0}% stateless",
+        session / direct * 100.0,
+        stateless / direct * 100.0
+    );
+    let [[session_1, session_16], [stateless_1, stateless_16]] = measured.cpu;
+    println!(
+        "  server CPU a read, 1 / 16 clients: {session_1:.0} / {session_16:.0} µs in a session, \
+         {stateless_1:.0} / {stateless_16:.0} µs stateless"
+    );
+}
+
+async fn measure(run: &Run, short: bool) -> u64 {
+    let state = std::env::temp_dir().join(format!("lemonfiber-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    std::fs::create_dir_all(&state).expect("a state folder");
+    let demo = DemoStack::start_with_settings(&[("LEMONFIBER_LOG", "warn")]).await;
+    let key_file = demo.read_key_file.clone();
+    let key = demo.key(&key_file);
+    let fast = fast_stack::FastStack::start(recorded(&demo, &key).await);
+    let upstreams = [
+        Upstream {
+            name: "fast",
+            address: fast.address.clone(),
+            pin: fast.pin.clone(),
+        },
+        Upstream {
+            name: "demo",
+            address: demo.address.clone(),
+            pin: demo.pin.clone(),
+        },
+    ];
+    let errors = AtomicU64::new(0);
 
     println!(
         "lemonfiber-mcp read path, {} mode, {}",
@@ -627,114 +813,58 @@ async fn measure(run: &Run, short: bool) -> u64 {
         }
     );
     println!(
-        "machine: {} cores; upstream: the demo stack over HTTPS on loopback",
+        "machine: {} cores; upstreams: a fast stack replaying the demo's answers (the ratios' \
+         baseline), then the demo stack itself; both over HTTPS on loopback",
         std::thread::available_parallelism().map_or(0, |n| n.get())
     );
-    println!(
-        "time to ready (spawn to listening): {:.1} ms",
-        ready.as_secs_f64() * 1000.0
-    );
-    println!("resident memory idle: {:.1} MB", idle_kib as f64 / 1024.0);
 
-    // One client, every kind interleaved.
-    let session = target.session().await.expect("a session");
-    let mut stdio = OverStdio::start(&address, &pin, &key_file).await;
-    let kinds = [
-        Kind::Direct,
-        Kind::Ping,
-        Kind::List,
-        Kind::ReadInSession,
-        Kind::ReadStateless,
-    ];
-    let mut latencies: Vec<Vec<Duration>> = vec![Vec::new(); kinds.len() + 1];
-    for round in 0..run.rounds + run.rounds / 10 {
-        let warm = round >= run.rounds / 10;
-        for (at, kind) in kinds.iter().enumerate() {
-            let began = Instant::now();
-            failed(target.once(*kind, &session, round as u64 + 1).await);
-            if warm {
-                latencies[at].push(began.elapsed());
-            }
-        }
-        let began = Instant::now();
-        failed(stdio.ask(call(round as u64 + 1, "read_status")).await);
-        if warm {
-            latencies[kinds.len()].push(began.elapsed());
-        }
-    }
-    println!();
-    println!(
-        "{:<38} {:>9} {:>9} {:>9}",
-        "one client, interleaved", "p50 ms", "p90 ms", "p99 ms"
-    );
-    let mut p50 = Vec::new();
-    for (at, times) in latencies.iter_mut().enumerate() {
-        times.sort();
-        let name = kinds
-            .get(at)
-            .map_or("MCP read_status (stdio)", |kind| kind.name());
-        p50.push(percentile(times, 0.5));
-        println!(
-            "{:<38} {:>9.3} {:>9.3} {:>9.3}",
-            name,
-            percentile(times, 0.5),
-            percentile(times, 0.9),
-            percentile(times, 0.99)
-        );
-    }
-
-    // Many clients at once, each kind alone, in short blocks taken in turn, so that every kind
-    // sees the machine as it was through the whole run and not as it was during its own block.
-    println!();
-    println!(
-        "{:<38} {:>8} {:>10} {:>8} {:>14}",
-        "clients at once, interleaved", "clients", "calls/s", "errors", "server CPU/call"
-    );
-    let kinds = [Kind::Direct, Kind::ReadInSession, Kind::ReadStateless];
-    let mut direct_rate = 0.0;
-    let mut read_rates = Vec::new();
-    for clients in [16usize, 64] {
-        let mut sessions = Vec::new();
-        for _ in 0..clients {
-            sessions.push(target.session().await.unwrap_or_default());
-        }
-        let mut blocks = [Block::default(); 3];
-        for _ in 0..run.load_rounds {
-            for (kind, block) in kinds.iter().zip(&mut blocks) {
-                block.add(load(&target, *kind, &sessions, run.load_block, pid).await);
-            }
-        }
-        for (kind, block) in kinds.iter().zip(&blocks) {
-            let rate = block.calls as f64 / block.seconds;
-            let cpu = if *kind == Kind::Direct {
-                "-".to_owned()
-            } else {
-                format!(
-                    "{:.0} µs",
-                    block.cpu_seconds / block.calls.max(1) as f64 * 1e6
-                )
-            };
-            errors.fetch_add(block.wrong, Ordering::Relaxed);
-            if clients == 16 {
-                if *kind == Kind::Direct {
-                    direct_rate = rate;
-                } else {
-                    read_rates.push(rate);
-                }
-            }
+    let mut results = Vec::new();
+    for (at, upstream) in upstreams.iter().enumerate() {
+        let settings =
+            server_settings(&upstream.address, &upstream.pin, &state.join(upstream.name));
+        let settings: Vec<(&str, &str)> = settings
+            .iter()
+            .map(|(name, value)| (*name, value.as_str()))
+            .collect();
+        let started = Instant::now();
+        let server = HttpServer::start(&upstream.address, &upstream.pin, &settings).await;
+        let ready = started.elapsed();
+        let pid = server.pid();
+        let target = Target {
+            stack: upstream.address.clone(),
+            mcp: server.url.clone(),
+            key: key.clone(),
+            stack_client: pinned(&upstream.pin),
+            mcp_client: pinned(&server.pin),
+        };
+        if at == 0 {
             println!(
-                "{:<38} {:>8} {:>10.0} {:>8} {:>14}",
-                kind.name(),
-                clients,
-                rate,
-                block.wrong,
-                cpu
+                "time to ready (spawn to listening): {:.1} ms",
+                ready.as_secs_f64() * 1000.0
+            );
+            println!(
+                "resident memory idle: {:.1} MB",
+                resident_kib(pid) as f64 / 1024.0
             );
         }
+        let measured = through(run, upstream, &target, pid, &key_file, &errors).await;
+        if at == 0 {
+            sessions_held(run, &demo, &target, pid, &errors).await;
+            allocations_counted(run, upstream, &target, &state, &errors).await;
+        }
+        results.push(measured);
     }
+    for (upstream, measured) in upstreams.iter().zip(&results) {
+        summary(upstream, measured);
+    }
+    drop(fast);
+    let _ = std::fs::remove_dir_all(&state);
+    errors.load(Ordering::Relaxed)
+}
 
-    // Sessions kept open, by another key: the blocks above may have spent the read key's
-    // requests a minute (at most 100,000, however high the setting).
+/// The memory sessions kept open hold, opened by another key: the blocks before may have spent
+/// the read key's requests a minute (at most 100,000, however high the setting).
+async fn sessions_held(run: &Run, demo: &DemoStack, target: &Target, pid: u32, errors: &AtomicU64) {
     let opener = Target {
         key: demo.key(&demo.act_key_file),
         ..target.clone()
@@ -744,7 +874,11 @@ async fn measure(run: &Run, short: bool) -> u64 {
     for _ in 0..run.sessions {
         match opener.session().await {
             Ok(_) => opened += 1,
-            Err(error) => failed(Err(error)),
+            Err(error) => {
+                if errors.fetch_add(1, Ordering::Relaxed) < 3 {
+                    eprintln!("error: {error}");
+                }
+            }
         }
     }
     let after = resident_kib(pid);
@@ -754,7 +888,21 @@ async fn measure(run: &Run, short: bool) -> u64 {
         after as f64 / 1024.0,
         (after.saturating_sub(before)) as f64 / opened.max(1) as f64
     );
-    let in_process = InProcess::start(server_settings(&address, &pin, &state.join("in-process")));
+}
+
+/// The server's allocations a call, from a server run in this process in front of `upstream`.
+async fn allocations_counted(
+    run: &Run,
+    upstream: &Upstream,
+    target: &Target,
+    state: &Path,
+    errors: &AtomicU64,
+) {
+    let in_process = InProcess::start(server_settings(
+        &upstream.address,
+        &upstream.pin,
+        &state.join("in-process"),
+    ));
     let counted = Target {
         mcp: in_process.url.clone(),
         mcp_client: pinned(&in_process.pin),
@@ -768,20 +916,10 @@ async fn measure(run: &Run, short: bool) -> u64 {
                 println!("{:<38} {:>9.0}", kind.name(), per_call);
             }
         }
-        Err(error) => failed(Err(error)),
+        Err(error) => {
+            if errors.fetch_add(1, Ordering::Relaxed) < 3 {
+                eprintln!("error: {error}");
+            }
+        }
     }
-    drop(in_process);
-    println!();
-    println!(
-        "MCP/direct p50 (HTTPS): {:.1}× in a session, {:.1}× stateless",
-        p50[3] / p50[0],
-        p50[4] / p50[0]
-    );
-    println!(
-        "MCP/direct calls a second at 16 clients: {:.0}% in a session, {:.0}% stateless",
-        read_rates[0] / direct_rate * 100.0,
-        read_rates[1] / direct_rate * 100.0
-    );
-    let _ = std::fs::remove_dir_all(&state);
-    errors.load(Ordering::Relaxed)
 }
