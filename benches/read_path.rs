@@ -439,7 +439,12 @@ async fn load(
             while !stop.load(Ordering::Relaxed) {
                 match target.once(kind, &session, id).await {
                     Ok(()) => done.fetch_add(1, Ordering::Relaxed),
-                    Err(_) => wrong.fetch_add(1, Ordering::Relaxed),
+                    Err(error) => {
+                        if wrong.fetch_add(1, Ordering::Relaxed) == 0 {
+                            eprintln!("{}: {error}", kind.name());
+                        }
+                        1
+                    }
                 };
                 id += 1;
             }
@@ -639,13 +644,23 @@ const ONE_CLIENT: [Kind; 5] = [
     Kind::ReadStateless,
 ];
 
-/// The one-client block and the blocks at many clients, through a server (`pid`) in front of
-/// `upstream`.
+/// Keys for the blocks at many clients: a read in a session by one, a stateless read by the
+/// other, so that neither runs out of the requests a minute a key may make (at most 100,000,
+/// however high the setting), which a fast upstream would otherwise spend within a block.
+struct Keys<'a> {
+    in_session: &'a str,
+    stateless: &'a str,
+}
+
+/// The one-client block, through `target`, and the blocks at many clients, each through a
+/// server of its own started with `settings` in front of `upstream`, with allowances still
+/// whole.
 async fn through(
     run: &Run,
     upstream: &Upstream,
     target: &Target,
-    pid: u32,
+    settings: &[(&str, &str)],
+    keys: &Keys<'_>,
     key_file: &str,
     errors: &AtomicU64,
 ) -> Measured {
@@ -717,14 +732,34 @@ async fn through(
     let mut rates_at_16 = [0.0; 3];
     let mut cpu = [[0.0; 2]; 2];
     for clients in [1usize, 16, 64] {
+        let server = HttpServer::start(&upstream.address, &upstream.pin, settings).await;
+        let pid = server.pid();
+        let in_session = Target {
+            mcp: server.url.clone(),
+            mcp_client: pinned(&server.pin),
+            key: keys.in_session.to_owned(),
+            ..target.clone()
+        };
+        let stateless = Target {
+            key: keys.stateless.to_owned(),
+            ..in_session.clone()
+        };
         let mut sessions = Vec::new();
         for _ in 0..clients {
-            sessions.push(target.session().await.unwrap_or_default());
+            sessions.push(in_session.session().await.unwrap_or_default());
         }
+        // The stateless key made known to this server first: many clients bringing a key it has
+        // not seen at once would each count against the peer's new keys a minute.
+        failed(stateless.once(Kind::ReadStateless, "", 0).await);
         let mut blocks = [Block::default(); 3];
         for _ in 0..run.load_rounds {
             for (kind, block) in kinds.iter().zip(&mut blocks) {
-                block.add(load(target, *kind, &sessions, run.load_block, pid).await);
+                let by = if *kind == Kind::ReadStateless {
+                    &stateless
+                } else {
+                    &in_session
+                };
+                block.add(load(by, *kind, &sessions, run.load_block, pid).await);
             }
         }
         for (at, (kind, block)) in kinds.iter().zip(&blocks).enumerate() {
@@ -847,7 +882,12 @@ async fn measure(run: &Run, short: bool) -> u64 {
                 resident_kib(pid) as f64 / 1024.0
             );
         }
-        let measured = through(run, upstream, &target, pid, &key_file, &errors).await;
+        let act_key = demo.key(&demo.act_key_file);
+        let keys = Keys {
+            in_session: &key,
+            stateless: &act_key,
+        };
+        let measured = through(run, upstream, &target, &settings, &keys, &key_file, &errors).await;
         if at == 0 {
             sessions_held(run, &demo, &target, pid, &errors).await;
             allocations_counted(run, upstream, &target, &state, &errors).await;
