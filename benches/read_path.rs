@@ -438,14 +438,15 @@ async fn load(
             let mut id = 1;
             while !stop.load(Ordering::Relaxed) {
                 match target.once(kind, &session, id).await {
-                    Ok(()) => done.fetch_add(1, Ordering::Relaxed),
+                    Ok(()) => {
+                        done.fetch_add(1, Ordering::Relaxed);
+                    }
                     Err(error) => {
                         if wrong.fetch_add(1, Ordering::Relaxed) == 0 {
                             eprintln!("{}: {error}", kind.name());
                         }
-                        1
                     }
-                };
+                }
                 id += 1;
             }
         }));
