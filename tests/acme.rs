@@ -12,6 +12,8 @@
     clippy::disallowed_methods
 )]
 
+#[path = "support/debian.rs"]
+mod debian;
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

@@ -14,6 +14,8 @@
     clippy::disallowed_methods
 )]
 
+#[path = "support/debian.rs"]
+mod debian;
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]
@@ -28,7 +30,7 @@ mod proxy;
 mod python;
 
 use std::net::{IpAddr, SocketAddr};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use demo::{DemoStack, Scratch};
 use http_server::{HttpServer, call, fresh_dir, initialize};
@@ -47,13 +49,16 @@ struct Behind {
     demo: DemoStack,
     server: HttpServer,
     listen: SocketAddr,
+    /// The port the proxy is to serve the public URL at.
+    public_port: u16,
     audit: PathBuf,
     _folder: Scratch,
 }
 
 impl Behind {
     /// The server, with `extra` settings besides.
-    async fn start(public_port: u16, extra: &[(&str, &str)]) -> Behind {
+    async fn start(extra: &[(&str, &str)]) -> Behind {
+        let public_port = free_port();
         let demo = DemoStack::start().await;
         let folder = Scratch::at(fresh_dir("behind"));
         std::fs::create_dir_all(&*folder).expect("a folder for the audit");
@@ -78,8 +83,19 @@ impl Behind {
             demo,
             server,
             listen,
+            public_port,
             audit,
             _folder: folder,
+        }
+    }
+
+    /// Where the proxy in front of this server is to serve, and what it checks the server
+    /// against (`certificate`).
+    fn placing<'a>(&self, certificate: &'a Path) -> Placing<'a> {
+        Placing {
+            public_port: self.public_port,
+            upstream: self.listen,
+            server_certificate: certificate,
         }
     }
 
@@ -270,15 +286,9 @@ async fn each_client_is_counted_by_its_own_address(behind: &Behind, proxy: &Prox
 
 #[tokio::test]
 async fn through_caddy_a_hosted_assistant_signs_in_from_the_public_url_and_calls_tools() {
-    let public_port = free_port();
-    let behind = Behind::start(public_port, &[]).await;
+    let behind = Behind::start(&[]).await;
     let certificate = behind.certificate();
-    let caddy = Proxy::caddy(&Placing {
-        public_port,
-        upstream: behind.listen,
-        server_certificate: &certificate,
-    })
-    .await;
+    let caddy = Proxy::caddy(&behind.placing(&certificate)).await;
     let public = caddy.url();
     let origin = public.trim_end_matches("/mcp").to_owned();
     let client = caddy.client_from(at(1));
@@ -333,15 +343,7 @@ async fn through_caddy_a_hosted_assistant_signs_in_from_the_public_url_and_calls
         seen["person"]["second_page"]["buttons"],
         json!(["allow", "deny"])
     );
-    assert_eq!(seen["tools"].as_array().map(Vec::len), Some(49), "{seen}");
-    assert_eq!(seen["read"]["is_error"], false, "{seen}");
-    assert!(
-        seen["read"]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("[lemonfiber stack data "),
-        "{seen}"
-    );
+    python::assert_listed_and_read(&seen, 49);
     assert_eq!(seen["after_refresh"]["is_error"], false, "{seen}");
     assert!(
         !seen.to_string().contains(&key),
@@ -357,37 +359,25 @@ async fn through_caddy_a_hosted_assistant_signs_in_from_the_public_url_and_calls
 
 #[tokio::test]
 async fn behind_caddy_each_client_is_limited_by_its_forwarded_address_and_a_forged_one_is_not() {
-    let public_port = free_port();
-    let behind = Behind::start(public_port, &[LIMITED]).await;
+    let behind = Behind::start(&[LIMITED]).await;
     let certificate = behind.certificate();
     assert!(certificate.ends_with("server-certificate.pem"), "pinned");
     behind.says_the_proxy_checks().await;
-    let caddy = Proxy::caddy(&Placing {
-        public_port,
-        upstream: behind.listen,
-        server_certificate: &certificate,
-    })
-    .await;
+    let caddy = Proxy::caddy(&behind.placing(&certificate)).await;
     each_client_is_counted_by_its_own_address(&behind, &caddy).await;
 }
 
 #[tokio::test]
 async fn behind_nginx_each_client_is_limited_by_its_forwarded_address_and_a_forged_one_is_not() {
-    let public_port = free_port();
     let private_root = ("LEMONFIBER_TLS_MODE", "private-ca");
-    let behind = Behind::start(public_port, &[LIMITED, private_root]).await;
+    let behind = Behind::start(&[LIMITED, private_root]).await;
     let certificate = behind.certificate();
     assert!(
         certificate.ends_with("private-ca-root.pem"),
         "nginx trusts the server's private root: {certificate:?}"
     );
     behind.says_the_proxy_checks().await;
-    let nginx = Proxy::nginx(&Placing {
-        public_port,
-        upstream: behind.listen,
-        server_certificate: &certificate,
-    })
-    .await;
+    let nginx = Proxy::nginx(&behind.placing(&certificate)).await;
     each_client_is_counted_by_its_own_address(&behind, &nginx).await;
 }
 

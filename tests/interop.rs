@@ -19,7 +19,7 @@ mod demo;
 mod python;
 
 use demo::DemoStack;
-use python::{python_client, python_script};
+use python::{assert_listed_and_read, python_client, python_script};
 use serde_json::Value;
 
 fn assert_acted(seen: &Value) {
@@ -39,23 +39,6 @@ fn assert_acted(seen: &Value) {
     assert_eq!(act["with_offer"]["data"]["state"], "finished", "{seen}");
     assert_eq!(
         act["with_offer"]["data"]["answer"]["data"]["clients"][0]["now"], "stopped",
-        "{seen}"
-    );
-}
-
-/// `tools` tools were listed, and the read answered the stack's data, framed.
-fn assert_listed_and_read(seen: &Value, tools: usize) {
-    assert_eq!(
-        seen["tools"].as_array().map(Vec::len),
-        Some(tools),
-        "{seen}"
-    );
-    assert_eq!(seen["read"]["is_error"], false, "{seen}");
-    assert!(
-        seen["read"]["text"]
-            .as_str()
-            .unwrap_or_default()
-            .contains("[lemonfiber stack data "),
         "{seen}"
     );
 }

@@ -13,6 +13,8 @@
     clippy::disallowed_methods
 )]
 
+#[path = "support/debian.rs"]
+mod debian;
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/https.rs"]

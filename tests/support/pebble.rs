@@ -7,12 +7,12 @@
 
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::OnceLock;
 use std::time::Duration;
 
 use serde_json::json;
 use tokio::process::{Child, Command};
 
+use super::debian;
 use super::demo::{Scratch, eventually, stop_gracefully};
 use super::http_server::fresh_dir;
 use super::pki::{TestAuthority, free_port};
@@ -39,27 +39,11 @@ pub struct Ports {
 
 /// Installs Debian's Pebble if it is not on this machine.
 fn installed() {
-    static INSTALLED: OnceLock<()> = OnceLock::new();
-    INSTALLED.get_or_init(|| {
-        let found = |program: &str| {
-            std::process::Command::new("sh")
-                .args(["-c", &format!("command -v {program}")])
-                .output()
-                .is_ok_and(|found| found.status.success())
-        };
-        if found("pebble") && found("pebble-challtestsrv") {
-            return;
-        }
-        let status = std::process::Command::new("apt-get")
-            .args(["install", "-y", "pebble"])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .stdout(Stdio::null())
-            .status();
-        assert!(
-            status.is_ok_and(|status| status.success()),
-            "the ACME tests need Debian's Pebble: apt-get install -y pebble"
-        );
-    });
+    debian::installed(
+        &["pebble", "pebble-challtestsrv"],
+        &["pebble"],
+        "the ACME tests need Debian's Pebble",
+    );
 }
 
 impl Pebble {

@@ -9,11 +9,12 @@
 use std::net::{IpAddr, SocketAddr};
 use std::path::{Path, PathBuf};
 use std::process::Stdio;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::process::{Child, Command};
 
+use super::debian;
 use super::demo::{Scratch, collected, stop_gracefully};
 use super::http_server::fresh_dir;
 use super::pki::{TestAuthority, free_port, served_fingerprint, trusting};
@@ -56,32 +57,6 @@ pub fn recipe(language: &str) -> String {
     docs[start..start + length].to_owned()
 }
 
-/// A Debian package's program, installed if this machine lacks it.
-fn installed(program: &str, package: &str) {
-    static INSTALLED: OnceLock<Mutex<Vec<String>>> = OnceLock::new();
-    let done = INSTALLED.get_or_init(|| Mutex::new(Vec::new()));
-    let mut done = done.lock().expect("installed list");
-    if done.iter().any(|seen| seen == program) {
-        return;
-    }
-    let found = std::process::Command::new("sh")
-        .args(["-c", &format!("command -v {program}")])
-        .output()
-        .is_ok_and(|found| found.status.success());
-    if !found {
-        let status = std::process::Command::new("apt-get")
-            .args(["install", "-y", "--no-install-recommends", package])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .stdout(Stdio::null())
-            .status();
-        assert!(
-            status.is_ok_and(|status| status.success()),
-            "the proxy tests need Debian's {package}: apt-get install -y {package}"
-        );
-    }
-    done.push(program.to_owned());
-}
-
 /// A proxy running from its recipe, at `https://localhost:<port>`.
 pub struct Proxy {
     child: Child,
@@ -118,7 +93,11 @@ impl Proxy {
     /// Debian's Caddy from the recipe, its public side signed by its own internal authority, on
     /// `public_port` of 127.0.0.1.
     pub async fn caddy(placing: &Placing<'_>) -> Proxy {
-        installed("caddy", "caddy");
+        debian::installed(
+            &["caddy"],
+            &["caddy"],
+            "the proxy tests need Debian's caddy",
+        );
         let folder = Scratch::at(fresh_dir("caddy"));
         std::fs::create_dir_all(&*folder).expect("caddy folder");
         let public = format!("{PUBLIC_NAME}:{}", placing.public_port);
@@ -138,7 +117,7 @@ impl Proxy {
         );
         let caddyfile = folder.join("Caddyfile");
         std::fs::write(&caddyfile, config).expect("Caddyfile written");
-        let mut child = Command::new("caddy")
+        let child = Command::new("caddy")
             .args(["run", "--adapter", "caddyfile", "--config"])
             .arg(&caddyfile)
             .env_clear()
@@ -150,23 +129,18 @@ impl Proxy {
             .kill_on_drop(true)
             .spawn()
             .expect("caddy starts");
-        let stderr = collected(child.stderr.take().expect("stderr"), true);
         let root_file = folder.join("data/pki/authorities/local/root.crt");
-        let root_pem = ready(&mut child, placing.public_port, &root_file).await;
-        Proxy {
-            child,
-            port: placing.public_port,
-            root_pem,
-            root_file,
-            stderr,
-            folder,
-        }
+        Proxy::running(child, placing.public_port, root_file, folder).await
     }
 
     /// Debian's nginx from the recipe, its public side signed by a test authority, on
     /// `public_port` of 127.0.0.1.
     pub async fn nginx(placing: &Placing<'_>) -> Proxy {
-        installed("nginx", "nginx");
+        debian::installed(
+            &["nginx"],
+            &["nginx"],
+            "the proxy tests need Debian's nginx",
+        );
         let folder = Scratch::at(fresh_dir("nginx"));
         std::fs::create_dir_all(folder.join("logs")).expect("nginx folder");
         let authority = TestAuthority::new("nginx test root");
@@ -202,7 +176,7 @@ impl Proxy {
         );
         let file = folder.join("nginx.conf");
         std::fs::write(&file, config).expect("nginx.conf written");
-        let mut child = Command::new("nginx")
+        let child = Command::new("nginx")
             .args(["-e", "stderr", "-p"])
             .arg(&*folder)
             .arg("-c")
@@ -212,11 +186,16 @@ impl Proxy {
             .kill_on_drop(true)
             .spawn()
             .expect("nginx starts");
+        Proxy::running(child, placing.public_port, root_file, folder).await
+    }
+
+    /// The proxy `child`, once it serves on `port` under the root it writes to `root_file`.
+    async fn running(mut child: Child, port: u16, root_file: PathBuf, folder: Scratch) -> Proxy {
         let stderr = collected(child.stderr.take().expect("stderr"), true);
-        let root_pem = ready(&mut child, placing.public_port, &root_file).await;
+        let root_pem = ready(&mut child, port, &root_file).await;
         Proxy {
             child,
-            port: placing.public_port,
+            port,
             root_pem,
             root_file,
             stderr,

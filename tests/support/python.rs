@@ -85,3 +85,20 @@ pub async fn python_script(script: &str, args: &[&str]) -> Value {
     );
     serde_json::from_str(&stdout).unwrap_or_else(|error| panic!("{error}: {stdout}"))
 }
+
+/// `tools` tools were listed, and the read answered the stack's data, framed.
+pub fn assert_listed_and_read(seen: &Value, tools: usize) {
+    assert_eq!(
+        seen["tools"].as_array().map(Vec::len),
+        Some(tools),
+        "{seen}"
+    );
+    assert_eq!(seen["read"]["is_error"], false, "{seen}");
+    assert!(
+        seen["read"]["text"]
+            .as_str()
+            .unwrap_or_default()
+            .contains("[lemonfiber stack data "),
+        "{seen}"
+    );
+}

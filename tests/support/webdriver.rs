@@ -6,13 +6,13 @@
 #![allow(dead_code)]
 
 use std::process::Stdio;
-use std::sync::Once;
 use std::time::Duration;
 
 use base64::Engine as _;
 use serde_json::{Value, json};
 use tokio::process::{Child, Command};
 
+use super::debian;
 use super::demo::Scratch;
 
 const CHROMIUM: &str = "/usr/bin/chromium";
@@ -21,27 +21,11 @@ const ELEMENT: &str = "element-6066-11e4-a52e-4f735466cecf";
 
 /// Installs Debian's Chromium and ChromeDriver, once, if they are not here.
 fn installed() {
-    static INSTALLED: Once = Once::new();
-    INSTALLED.call_once(|| {
-        if std::path::Path::new(CHROMIUM).exists() && std::path::Path::new(CHROMEDRIVER).exists() {
-            return;
-        }
-        let status = std::process::Command::new("apt-get")
-            .args([
-                "install",
-                "-y",
-                "--no-install-recommends",
-                "chromium",
-                "chromium-driver",
-            ])
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .stdout(Stdio::null())
-            .status();
-        assert!(
-            status.is_ok_and(|status| status.success()),
-            "the browser tests need Debian's Chromium: apt-get install -y chromium chromium-driver"
-        );
-    });
+    debian::installed(
+        &[CHROMIUM, CHROMEDRIVER],
+        &["chromium", "chromium-driver"],
+        "the browser tests need Debian's Chromium",
+    );
 }
 
 /// A headless Chromium without script, `width` by `height`, that trusts the certificate whose
