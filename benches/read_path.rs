@@ -103,7 +103,13 @@ struct Run {
 }
 
 fn main() {
-    let short = std::env::args().any(|arg| arg == "--short");
+    let arguments: Vec<String> = std::env::args().collect();
+    let short = arguments.iter().any(|arg| arg == "--short");
+    let reads = arguments
+        .iter()
+        .position(|arg| arg == "--reads")
+        .and_then(|at| arguments.get(at + 1))
+        .map(|count| count.parse::<u64>().expect("--reads takes a count"));
     let run = if short {
         Run {
             rounds: 200,
@@ -124,7 +130,10 @@ fn main() {
         .enable_all()
         .build()
         .expect("a runtime");
-    let errors = runtime.block_on(measure(&run, short));
+    let errors = match reads {
+        Some(count) => runtime.block_on(reads_only(count)),
+        None => runtime.block_on(measure(&run, short)),
+    };
     if errors > 0 {
         eprintln!("{errors} requests failed");
         std::process::exit(1);
@@ -901,6 +910,46 @@ async fn measure(run: &Run, short: bool) -> u64 {
     drop(fast);
     let _ = std::fs::remove_dir_all(&state);
     errors.load(Ordering::Relaxed)
+}
+
+/// Only `count` stateless reads, one after another, through a server in front of the fast
+/// stack, and nothing else: for counting the server's instructions, which unlike its seconds are
+/// the same on every run, so a change's cost shows however busy the machine is. Run as
+/// `valgrind --tool=callgrind --trace-children=yes --trace-children-skip-by-arg=demo` over the
+/// benchmark with two counts; the difference of the server's totals over the difference of the
+/// counts is a read's.
+async fn reads_only(count: u64) -> u64 {
+    let state = std::env::temp_dir().join(format!("lemonfiber-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    std::fs::create_dir_all(&state).expect("a state folder");
+    let demo = DemoStack::start_with_settings(&[("LEMONFIBER_LOG", "warn")]).await;
+    let key = demo.key(&demo.act_key_file);
+    let fast = fast_stack::FastStack::start(recorded(&demo, &key).await);
+    let settings = server_settings(&fast.address, &fast.pin, &state.join("fast"));
+    let settings: Vec<(&str, &str)> = settings
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect();
+    let server = HttpServer::start(&fast.address, &fast.pin, &settings).await;
+    let target = Target {
+        stack: fast.address.clone(),
+        mcp: server.url.clone(),
+        key,
+        stack_client: pinned(&fast.pin),
+        mcp_client: pinned(&server.pin),
+    };
+    let mut errors = 0;
+    for id in 0..count {
+        if let Err(error) = target.once(Kind::ReadStateless, "", id).await {
+            errors += 1;
+            eprintln!("error: {error}");
+        }
+    }
+    println!("{count} stateless reads through server {}", server.pid());
+    drop(server);
+    drop(fast);
+    let _ = std::fs::remove_dir_all(&state);
+    errors
 }
 
 /// The memory sessions kept open hold, opened by another key: the blocks before may have spent
