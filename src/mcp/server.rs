@@ -359,7 +359,10 @@ impl LemonfiberServer {
         caller: &Caller,
     ) -> Called {
         let started = Instant::now();
-        let ran = self.run(tool, given, caller).await;
+        // The run's state (the stack's request, the answer, the question) is many kilobytes; on
+        // the heap, the MCP library's tasks move a pointer to it rather than copying it each
+        // time they are spawned and started.
+        let ran = Box::pin(self.run(tool, given, caller)).await;
         audit::record(&audit::Entry {
             key_digest: &self.stack.key_digest(),
             scope: ran.scope.word(),

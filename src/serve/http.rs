@@ -455,7 +455,9 @@ async fn mcp(State(app): State<Arc<App>>, request: Request) -> Response {
     let client = client_address::of(&head, &app.proxies);
     // For the audit line of what the request calls.
     head.extensions.insert(audit::ClientAddress(client));
-    let admission = admitted(&app, client, &head).await;
+    // The checks' and MCP's states are kilobytes each; on the heap, the router moves a pointer
+    // to them, not their bytes, each time it hands this request on.
+    let admission = Box::pin(admitted(&app, client, &head)).await;
     let request = Request::from_parts(head, body);
     let (service, held) = match admission {
         Ok(admitted) => admitted,
@@ -751,8 +753,8 @@ fn primes(request: &Request, initialize_asks: Option<&str>) -> bool {
 /// MCP's answer to the request, within the time an answer may take; without the SSE priming
 /// event for a client that does not expect it.
 async fn answered(service: &KeyService, request: Request, held: Held, primes: bool) -> Response {
-    let Ok(response) = tokio::time::timeout(REQUEST_TIMEOUT, service.service.handle(request)).await
-    else {
+    let handled = Box::pin(service.service.handle(request));
+    let Ok(response) = tokio::time::timeout(REQUEST_TIMEOUT, handled).await else {
         return refusal(
             StatusCode::GATEWAY_TIMEOUT,
             "timeout",
