@@ -4,16 +4,23 @@
 
 use std::borrow::Cow;
 use std::io::Write;
-use std::sync::{OnceLock, RwLock};
+use std::sync::{LazyLock, OnceLock, RwLock};
+
+use memchr::memmem::Finder;
 
 pub const WITHHELD: &str = "[withheld]";
 const KEY_PREFIX: &str = "lfk_";
 /// A key-shaped value: the prefix and at least this much hex.
 const KEY_SHAPE_MIN_HEX: usize = 8;
 
-/// Secrets to withhold, kept in lower case and matched in any case. Its `Debug` shows none.
+/// Secrets to withhold, kept in lower case and matched in any case. Its `Debug` shows none. Each
+/// is kept as its searcher, built once: every result is looked through for it, and building a
+/// searcher costs more than a look through most results.
 #[derive(Clone, Default)]
-pub struct Secrets(Vec<String>);
+pub struct Secrets(Vec<Finder<'static>>);
+
+static KEY_PREFIX_FINDER: LazyLock<Finder<'static>> =
+    LazyLock::new(|| Finder::new(KEY_PREFIX.as_bytes()));
 
 impl std::fmt::Debug for Secrets {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -30,27 +37,29 @@ impl Secrets {
             .filter(|hex| hex.len() >= KEY_SHAPE_MIN_HEX)
             .map(str::to_owned);
         for form in [Some(secret), hex].into_iter().flatten() {
-            if !form.is_empty() && !self.0.contains(&form) {
-                self.0.push(form);
+            if !form.is_empty() && !self.0.iter().any(|known| known.needle() == form.as_bytes()) {
+                self.0.push(Finder::new(form.as_bytes()).into_owned());
             }
         }
         // The longest first, so a key is withheld whole before its hex part is looked for.
-        self.0.sort_by_key(|form| std::cmp::Reverse(form.len()));
+        self.0
+            .sort_by_key(|secret| std::cmp::Reverse(secret.needle().len()));
     }
 
     /// Whether any of these secrets is in `lowered` (text already in lower case).
     fn any_in(&self, lowered: &[u8]) -> bool {
-        self.0
-            .iter()
-            .any(|secret| memchr::memmem::find(lowered, secret.as_bytes()).is_some())
+        self.0.iter().any(|secret| secret.find(lowered).is_some())
     }
 
     /// Whether JSON writes any of these secrets escaped, so that it cannot be found as it is in
     /// the JSON's text.
     fn written_escaped(&self) -> bool {
-        self.0
-            .iter()
-            .any(|secret| secret.bytes().any(|b| b == b'"' || b == b'\\' || b < 0x20))
+        self.0.iter().any(|secret| {
+            secret
+                .needle()
+                .iter()
+                .any(|&b| b == b'"' || b == b'\\' || b < 0x20)
+        })
     }
 
     /// `text` with these secrets withheld, or `None` when none is in it.
@@ -58,7 +67,7 @@ impl Secrets {
         let mut changed: Option<Vec<u8>> = None;
         for secret in &self.0 {
             let current = changed.as_deref().unwrap_or(text);
-            if let Some(replaced) = replace_ignoring_case(current, secret.as_bytes()) {
+            if let Some(replaced) = replace_ignoring_case(current, secret) {
                 changed = Some(replaced);
             }
         }
@@ -124,7 +133,7 @@ fn holds_one(bytes: &[u8], also: &Secrets, everywhere: &Secrets) -> bool {
     };
     also.any_in(&lowered)
         || everywhere.any_in(&lowered)
-        || memchr::memmem::find(&lowered, KEY_PREFIX.as_bytes()).is_some()
+        || KEY_PREFIX_FINDER.find(&lowered).is_some()
 }
 
 fn withhold_all(bytes: &[u8], also: &Secrets, everywhere: &Secrets) -> Option<Vec<u8>> {
@@ -135,13 +144,13 @@ fn withhold_all(bytes: &[u8], also: &Secrets, everywhere: &Secrets) -> Option<Ve
     withhold_key_shapes(changed.as_deref().unwrap_or(bytes)).or(changed)
 }
 
-/// `text` with `needle` (lower-case ASCII) replaced wherever it appears in any letter case, or
-/// `None` when it does not appear.
-fn replace_ignoring_case(text: &[u8], needle: &[u8]) -> Option<Vec<u8>> {
+/// `text` with what `finder` looks for (lower-case ASCII) replaced wherever it appears in any
+/// letter case, or `None` when it does not appear.
+fn replace_ignoring_case(text: &[u8], finder: &Finder<'_>) -> Option<Vec<u8>> {
     // ASCII lower-casing keeps every byte where it was, so positions found in the lowered copy
     // are positions in the text.
     let lowered = text.to_ascii_lowercase();
-    let finder = memchr::memmem::Finder::new(needle);
+    let needle = finder.needle();
     let found = |from: usize| Some(from + finder.find(lowered.get(from..)?)?);
     let mut at = found(0)?;
     let mut out = Vec::with_capacity(text.len());
