@@ -19,17 +19,27 @@ pub fn cleaned(text: &str) -> Option<String> {
 /// serde_json escapes nothing else that way). Never false when one is there, so JSON for which
 /// it is false needs no cleaning.
 pub fn may_hide_in_json(json: &str) -> bool {
-    let mut after_backslash = false;
-    for c in json.chars() {
-        if after_backslash {
-            if matches!(c, 'b' | 'f' | 'r' | 'u') {
-                return true;
-            }
-            after_backslash = false;
-        } else if c == '\\' {
-            after_backslash = true;
-        } else if c.is_ascii_control() || (!c.is_ascii() && is_hidden(c)) {
-            return true;
+    // Every answer is looked at, so the look runs over bytes and stops only at those that could
+    // matter: a backslash, an ASCII control, or the first byte of a character past ASCII.
+    let bytes = json.as_bytes();
+    let mut at = 0;
+    while let Some(found) = bytes[at..]
+        .iter()
+        .position(|&byte| byte == b'\\' || !(0x20..0x7f).contains(&byte))
+    {
+        let here = at + found;
+        let rest = &json[here..];
+        let mut characters = rest.chars();
+        match characters.next() {
+            Some('\\') => match characters.next() {
+                Some('b' | 'f' | 'r' | 'u') => return true,
+                // What a backslash escapes is part of the escape, not text to look at.
+                Some(escaped) => at = here + 1 + escaped.len_utf8(),
+                None => return false,
+            },
+            Some(c) if c.is_ascii_control() || is_hidden(c) => return true,
+            Some(c) => at = here + c.len_utf8(),
+            None => return false,
         }
     }
     false
@@ -100,6 +110,22 @@ mod tests {
         assert!(!may_hide_in_json(
             &serde_json::to_string(&clean).expect("json")
         ));
+    }
+
+    #[test]
+    fn what_follows_an_escape_is_still_looked_at() {
+        // An escaped quote or backslash, then a hidden character: the look goes on past the escape.
+        for json in [
+            "{\"k\":\"\\\"\u{200B}\"}",
+            "{\"k\":\"\\\\é\u{2028}\"}",
+            "{\"k\":\"\\\\\\b\"}",
+        ] {
+            assert!(may_hide_in_json(json), "{json}");
+        }
+        // An escape of nothing hidden, and JSON ending in a backslash, hide nothing.
+        for json in ["{\"k\":\"\\\"é\\\\\"}", "{\"k\":\"\\/\"}", "\\"] {
+            assert!(!may_hide_in_json(json), "{json}");
+        }
     }
 
     #[test]
