@@ -520,6 +520,22 @@ fn server_settings(address: &str, pin: &str, state: &Path) -> Vec<(&'static str,
     ]
 }
 
+/// The benchmark's own state folder, empty.
+fn fresh_state() -> std::path::PathBuf {
+    let state = std::env::temp_dir().join(format!("lemonfiber-bench-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&state);
+    std::fs::create_dir_all(&state).expect("a state folder");
+    state
+}
+
+/// Settings as `HttpServer::start` takes them.
+fn borrowed<'a>(settings: &'a [(&'static str, String)]) -> Vec<(&'a str, &'a str)> {
+    settings
+        .iter()
+        .map(|(name, value)| (*name, value.as_str()))
+        .collect()
+}
+
 /// The HTTP mode run in this process, on a runtime of its own whose threads' allocations are
 /// counted; the same code as the binary's, started as the binary starts it.
 struct InProcess {
@@ -827,9 +843,7 @@ fn summary(upstream: &Upstream, measured: &Measured) {
 }
 
 async fn measure(run: &Run, short: bool) -> u64 {
-    let state = std::env::temp_dir().join(format!("lemonfiber-bench-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&state);
-    std::fs::create_dir_all(&state).expect("a state folder");
+    let state = fresh_state();
     let demo = DemoStack::start_with_settings(&[("LEMONFIBER_LOG", "warn")]).await;
     let key_file = demo.read_key_file.clone();
     let key = demo.key(&key_file);
@@ -867,10 +881,7 @@ async fn measure(run: &Run, short: bool) -> u64 {
     for (at, upstream) in upstreams.iter().enumerate() {
         let settings =
             server_settings(&upstream.address, &upstream.pin, &state.join(upstream.name));
-        let settings: Vec<(&str, &str)> = settings
-            .iter()
-            .map(|(name, value)| (*name, value.as_str()))
-            .collect();
+        let settings = borrowed(&settings);
         let started = Instant::now();
         let server = HttpServer::start(&upstream.address, &upstream.pin, &settings).await;
         let ready = started.elapsed();
@@ -919,17 +930,12 @@ async fn measure(run: &Run, short: bool) -> u64 {
 /// benchmark with two counts; the difference of the server's totals over the difference of the
 /// counts is a read's.
 async fn reads_only(count: u64) -> u64 {
-    let state = std::env::temp_dir().join(format!("lemonfiber-bench-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&state);
-    std::fs::create_dir_all(&state).expect("a state folder");
+    let state = fresh_state();
     let demo = DemoStack::start_with_settings(&[("LEMONFIBER_LOG", "warn")]).await;
     let key = demo.key(&demo.act_key_file);
     let fast = fast_stack::FastStack::start(recorded(&demo, &key).await);
     let settings = server_settings(&fast.address, &fast.pin, &state.join("fast"));
-    let settings: Vec<(&str, &str)> = settings
-        .iter()
-        .map(|(name, value)| (*name, value.as_str()))
-        .collect();
+    let settings = borrowed(&settings);
     let server = HttpServer::start(&fast.address, &fast.pin, &settings).await;
     let target = Target {
         stack: fast.address.clone(),
