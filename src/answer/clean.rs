@@ -23,11 +23,7 @@ pub fn may_hide_in_json(json: &str) -> bool {
     // matter: a backslash, an ASCII control, or the first byte of a character past ASCII.
     let bytes = json.as_bytes();
     let mut at = 0;
-    while let Some(found) = bytes[at..]
-        .iter()
-        .position(|&byte| byte == b'\\' || !(0x20..0x7f).contains(&byte))
-    {
-        let here = at + found;
+    while let Some(here) = next_stop(bytes, at) {
         let rest = &json[here..];
         let mut characters = rest.chars();
         match characters.next() {
@@ -43,6 +39,43 @@ pub fn may_hide_in_json(json: &str) -> bool {
         }
     }
     false
+}
+
+/// A byte the look must stop at: a backslash, an ASCII control or DEL, or a byte past ASCII.
+fn stops_the_look(byte: u8) -> bool {
+    byte == b'\\' || !(0x20..0x7f).contains(&byte)
+}
+
+/// The first byte at or after `from` that [`stops_the_look`]. Eight bytes are tested at once,
+/// as one word: a byte below 0x20, equal to a backslash or DEL, or with its high bit set marks
+/// the word, and only a marked word is looked through byte by byte. Each word test is exact
+/// (it marks a word if and only if a byte in it stops the look), so none is ever passed over.
+fn next_stop(bytes: &[u8], from: usize) -> Option<usize> {
+    const EACH_BYTE: u64 = u64::from_ne_bytes([1; 8]);
+    const HIGH_BITS: u64 = EACH_BYTE * 0x80;
+    // The high bit of each byte of the result is set where `word`'s byte is below `limit`
+    // (for bytes under 0x80, which the high bits of `word` itself catch otherwise).
+    let below = |word: u64, limit: u8| word.wrapping_sub(EACH_BYTE * u64::from(limit)) & !word;
+    let equal = |word: u64, byte: u8| below(word ^ (EACH_BYTE * u64::from(byte)), 1);
+    let rest = bytes.get(from..)?;
+    let mut words = rest.chunks_exact(8);
+    let mut at = from;
+    for chunk in &mut words {
+        let mut eight = [0; 8];
+        eight.copy_from_slice(chunk);
+        let word = u64::from_ne_bytes(eight);
+        let marked = word | below(word, 0x20) | equal(word, b'\\') | equal(word, 0x7f);
+        if marked & HIGH_BITS != 0
+            && let Some(found) = chunk.iter().position(|&byte| stops_the_look(byte))
+        {
+            return Some(at + found);
+        }
+        at += 8;
+    }
+    let tail = words.remainder();
+    tail.iter()
+        .position(|&byte| stops_the_look(byte))
+        .map(|found| at + found)
 }
 
 pub fn is_hidden(c: char) -> bool {
@@ -74,6 +107,7 @@ fn is_default_ignorable_outside_format(c: char) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use proptest::prelude::*;
     use serde_json::json;
 
     fn clean_text(text: String) -> String {
@@ -125,6 +159,43 @@ mod tests {
         // An escape of nothing hidden, and JSON ending in a backslash, hide nothing.
         for json in ["{\"k\":\"\\\"é\\\\\"}", "{\"k\":\"\\/\"}", "\\"] {
             assert!(!may_hide_in_json(json), "{json}");
+        }
+    }
+
+    /// The word-at-a-time search stops exactly where a byte-by-byte one would: every byte value,
+    /// at every place in a word and in the tail, among bytes that never stop it.
+    #[test]
+    fn the_word_search_stops_where_a_byte_search_would() {
+        for length in [1, 7, 8, 9, 16, 23] {
+            for place in 0..length {
+                for byte in 0..=u8::MAX {
+                    let mut bytes = vec![b'a'; length];
+                    bytes[place] = byte;
+                    let expected = bytes.iter().position(|&b| stops_the_look(b));
+                    for from in [0, place] {
+                        assert_eq!(
+                            next_stop(&bytes, from),
+                            expected.filter(|&at| at >= from),
+                            "byte {byte:#04x} at {place} of {length}, from {from}"
+                        );
+                    }
+                }
+            }
+        }
+        assert_eq!(next_stop(b"abc", 3), None);
+        assert_eq!(next_stop(b"abc", 4), None);
+    }
+
+    proptest! {
+        #[test]
+        fn the_word_search_agrees_on_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..64), from in 0usize..70) {
+            let expected = bytes
+                .iter()
+                .enumerate()
+                .skip(from)
+                .find(|(_, b)| stops_the_look(**b))
+                .map(|(at, _)| at);
+            prop_assert_eq!(next_stop(&bytes, from), expected);
         }
     }
 
