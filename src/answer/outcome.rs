@@ -472,7 +472,13 @@ fn frame(sentence: &str, json: &str) -> String {
             break boundary;
         }
     };
-    format!("{sentence}\n{DATA_START} {boundary}]\n{json}\n{DATA_END} {boundary}]")
+    // Joined in one allocation of the exact length: the data is most of the text, and growing
+    // into it would copy it again at each doubling.
+    [
+        sentence, "\n", DATA_START, " ", &boundary, "]\n", json, "\n", DATA_END, " ", &boundary,
+        "]",
+    ]
+    .concat()
 }
 
 fn random_boundary() -> String {
