@@ -162,6 +162,11 @@ mod tests {
         }
     }
 
+    /// Where a byte-by-byte search stops, which the word search must agree with.
+    fn byte_search(bytes: &[u8], from: usize) -> Option<usize> {
+        (from..bytes.len()).find(|&at| stops_the_look(bytes[at]))
+    }
+
     /// The word-at-a-time search stops exactly where a byte-by-byte one would: every byte value,
     /// at every place in a word and in the tail, among bytes that never stop it.
     #[test]
@@ -171,11 +176,10 @@ mod tests {
                 for byte in 0..=u8::MAX {
                     let mut bytes = vec![b'a'; length];
                     bytes[place] = byte;
-                    let expected = bytes.iter().position(|&b| stops_the_look(b));
                     for from in [0, place] {
                         assert_eq!(
                             next_stop(&bytes, from),
-                            expected.filter(|&at| at >= from),
+                            byte_search(&bytes, from),
                             "byte {byte:#04x} at {place} of {length}, from {from}"
                         );
                     }
@@ -186,16 +190,24 @@ mod tests {
         assert_eq!(next_stop(b"abc", 4), None);
     }
 
+    /// Bytes on either side of each bound the word test draws, side by side, among ordinary
+    /// text: where one byte's test could borrow from its neighbour's, if the test were wrong.
+    fn bytes_near_the_bounds() -> impl Strategy<Value = Vec<u8>> {
+        let near = prop::sample::select(vec![
+            0x00, 0x01, 0x1f, 0x20, 0x5b, 0x5c, 0x5d, 0x7e, 0x7f, 0x80, 0xff,
+        ]);
+        prop::collection::vec(prop_oneof![4 => 0x20u8..0x7f, 1 => near], 0..64)
+    }
+
     proptest! {
         #[test]
         fn the_word_search_agrees_on_any_bytes(bytes in prop::collection::vec(any::<u8>(), 0..64), from in 0usize..70) {
-            let expected = bytes
-                .iter()
-                .enumerate()
-                .skip(from)
-                .find(|(_, b)| stops_the_look(**b))
-                .map(|(at, _)| at);
-            prop_assert_eq!(next_stop(&bytes, from), expected);
+            prop_assert_eq!(next_stop(&bytes, from), byte_search(&bytes, from));
+        }
+
+        #[test]
+        fn the_word_search_agrees_beside_its_bounds(bytes in bytes_near_the_bounds(), from in 0usize..70) {
+            prop_assert_eq!(next_stop(&bytes, from), byte_search(&bytes, from));
         }
     }
 
