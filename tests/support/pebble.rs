@@ -122,9 +122,13 @@ impl Pebble {
             directory_authority: authority.pem.clone(),
             folder,
         };
+        // Pebble opens its management port on its own, after the directory's: a test asking for
+        // the issuing root as soon as the directory answers found it closed.
         let up = |port: u16| move || std::net::TcpStream::connect(("127.0.0.1", port)).is_ok();
         assert!(
-            eventually(up(listen)).await && eventually(up(dns_manage)).await,
+            eventually(up(listen)).await
+                && eventually(up(manage)).await
+                && eventually(up(dns_manage)).await,
             "Pebble listens"
         );
         pebble
