@@ -520,10 +520,9 @@ fn server_settings(address: &str, pin: &str, state: &Path) -> Vec<(&'static str,
     ]
 }
 
-/// The benchmark's own state folder, empty.
+/// The benchmark's own state folder, new and empty.
 fn fresh_state() -> std::path::PathBuf {
-    let state = std::env::temp_dir().join(format!("lemonfiber-bench-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&state);
+    let state = http_server::fresh_dir("bench");
     std::fs::create_dir_all(&state).expect("a state folder");
     state
 }
