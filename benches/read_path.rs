@@ -110,6 +110,11 @@ fn main() {
         .position(|arg| arg == "--reads")
         .and_then(|at| arguments.get(at + 1))
         .map(|count| count.parse::<u64>().expect("--reads takes a count"));
+    let sessions = arguments
+        .iter()
+        .position(|arg| arg == "--sessions")
+        .and_then(|at| arguments.get(at + 1))
+        .map(|count| count.parse::<usize>().expect("--sessions takes a count"));
     let run = if short {
         Run {
             rounds: 200,
@@ -130,9 +135,10 @@ fn main() {
         .enable_all()
         .build()
         .expect("a runtime");
-    let errors = match reads {
-        Some(count) => runtime.block_on(reads_only(count)),
-        None => runtime.block_on(measure(&run, short)),
+    let errors = match (reads, sessions) {
+        (Some(count), _) => runtime.block_on(reads_only(count)),
+        (None, Some(count)) => runtime.block_on(sessions_only(count)),
+        (None, None) => runtime.block_on(measure(&run, short)),
     };
     if errors > 0 {
         eprintln!("{errors} requests failed");
@@ -909,7 +915,7 @@ async fn measure(run: &Run, short: bool) -> u64 {
         };
         let measured = through(run, upstream, &target, &settings, &keys, &key_file, &errors).await;
         if at == 0 {
-            sessions_held(run, &demo, &target, pid, &errors).await;
+            sessions_held(run.sessions, &demo, &target, pid, &errors).await;
             allocations_counted(run, upstream, &target, &state, &errors).await;
         }
         results.push(measured);
@@ -922,6 +928,58 @@ async fn measure(run: &Run, short: bool) -> u64 {
     errors.load(Ordering::Relaxed)
 }
 
+/// A server in front of the fast stack, alone: for the runs that look at one cost only.
+struct Alone {
+    target: Target,
+    server: HttpServer,
+    fast: fast_stack::FastStack,
+    demo: DemoStack,
+    state: std::path::PathBuf,
+}
+
+impl Alone {
+    async fn start() -> Alone {
+        let state = fresh_state();
+        let demo = DemoStack::start_with_settings(&[("LEMONFIBER_LOG", "warn")]).await;
+        let key = demo.key(&demo.act_key_file);
+        let fast = fast_stack::FastStack::start(recorded(&demo, &key).await);
+        let settings = server_settings(&fast.address, &fast.pin, &state.join("fast"));
+        let server = HttpServer::start(&fast.address, &fast.pin, &borrowed(&settings)).await;
+        let target = Target {
+            stack: fast.address.clone(),
+            mcp: server.url.clone(),
+            key,
+            stack_client: pinned(&fast.pin),
+            mcp_client: pinned(&server.pin),
+        };
+        Alone {
+            target,
+            server,
+            fast,
+            demo,
+            state,
+        }
+    }
+
+    /// `count` stateless reads, one after another; the number that failed.
+    async fn read(&self, count: u64) -> u64 {
+        let mut errors = 0;
+        for id in 0..count {
+            if let Err(error) = self.target.once(Kind::ReadStateless, "", id).await {
+                errors += 1;
+                eprintln!("error: {error}");
+            }
+        }
+        errors
+    }
+
+    fn stop(self) {
+        drop(self.server);
+        drop(self.fast);
+        let _ = std::fs::remove_dir_all(&self.state);
+    }
+}
+
 /// Only `count` stateless reads, one after another, through a server in front of the fast
 /// stack, and nothing else: for counting the server's instructions, which unlike its seconds are
 /// the same on every run, so a change's cost shows however busy the machine is. Run as
@@ -929,44 +987,47 @@ async fn measure(run: &Run, short: bool) -> u64 {
 /// benchmark with two counts; the difference of the server's totals over the difference of the
 /// counts is a read's.
 async fn reads_only(count: u64) -> u64 {
-    let state = fresh_state();
-    let demo = DemoStack::start_with_settings(&[("LEMONFIBER_LOG", "warn")]).await;
-    let key = demo.key(&demo.act_key_file);
-    let fast = fast_stack::FastStack::start(recorded(&demo, &key).await);
-    let settings = server_settings(&fast.address, &fast.pin, &state.join("fast"));
-    let settings = borrowed(&settings);
-    let server = HttpServer::start(&fast.address, &fast.pin, &settings).await;
-    let target = Target {
-        stack: fast.address.clone(),
-        mcp: server.url.clone(),
-        key,
-        stack_client: pinned(&fast.pin),
-        mcp_client: pinned(&server.pin),
-    };
-    let mut errors = 0;
-    for id in 0..count {
-        if let Err(error) = target.once(Kind::ReadStateless, "", id).await {
-            errors += 1;
-            eprintln!("error: {error}");
-        }
-    }
-    println!("{count} stateless reads through server {}", server.pid());
-    drop(server);
-    drop(fast);
-    let _ = std::fs::remove_dir_all(&state);
+    let alone = Alone::start().await;
+    let errors = alone.read(count).await;
+    println!(
+        "{count} stateless reads through server {}",
+        alone.server.pid()
+    );
+    alone.stop();
     errors
+}
+
+/// Only the memory `count` sessions hold, opened after as many stateless reads: a quick look at
+/// a change's cost in memory (the allocator's, say), without the whole run.
+async fn sessions_only(count: usize) -> u64 {
+    let alone = Alone::start().await;
+    let errors = AtomicU64::new(alone.read(count as u64).await);
+    let pid = alone.server.pid();
+    println!(
+        "resident memory after {count} reads: {:.1} MB",
+        resident_kib(pid) as f64 / 1024.0
+    );
+    sessions_held(count, &alone.demo, &alone.target, pid, &errors).await;
+    alone.stop();
+    errors.load(Ordering::Relaxed)
 }
 
 /// The memory sessions kept open hold, opened by another key: the blocks before may have spent
 /// the read key's requests a minute (at most 100,000, however high the setting).
-async fn sessions_held(run: &Run, demo: &DemoStack, target: &Target, pid: u32, errors: &AtomicU64) {
+async fn sessions_held(
+    sessions: usize,
+    demo: &DemoStack,
+    target: &Target,
+    pid: u32,
+    errors: &AtomicU64,
+) {
     let opener = Target {
         key: demo.key(&demo.act_key_file),
         ..target.clone()
     };
     let before = resident_kib(pid);
     let mut opened = 0usize;
-    for _ in 0..run.sessions {
+    for _ in 0..sessions {
         match opener.session().await {
             Ok(_) => opened += 1,
             Err(error) => {
