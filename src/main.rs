@@ -10,6 +10,9 @@ use clap::{Parser, Subcommand, ValueEnum};
 use lemonfiber_mcp::serve::{self, Fatal};
 use lemonfiber_mcp::{check, demo, grants, install, link, redact, unlink};
 
+#[global_allocator]
+static ALLOCATOR: lemonfiber_mcp::allocator::Allocator = lemonfiber_mcp::allocator::Allocator;
+
 /// Exit code for settings that cannot work: the setting is named on stderr.
 const EXIT_BAD_SETTINGS: u8 = 2;
 const EXIT_FAILED: u8 = 1;
