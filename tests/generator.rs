@@ -106,6 +106,16 @@ fn a_read_becomes_a_tool_and_a_resource() {
     assert!(generated.sdk.contains("pub fn read_status"));
 }
 
+/// Every JSON answer goes through the door's own parse (`stack::reply::parsed`), which its unit
+/// tests hold to progenitor's, and never through progenitor's beside it.
+#[test]
+fn the_sdk_parses_answers_with_the_doors_own_parse() {
+    let generated = contract::generate(&contract_with(json!({})), &words_with(""))
+        .unwrap_or_else(|problems| panic!("{problems:#?}"));
+    assert!(generated.sdk.contains(contract::OWN_PARSE));
+    assert!(!generated.sdk.contains("ResponseValue::from_response"));
+}
+
 #[test]
 fn a_read_gained_without_words_is_named() {
     let contract = contract_with(json!({

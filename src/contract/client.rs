@@ -104,5 +104,18 @@ pub fn render_sdk(contract: &OpenAPI) -> Result<String, Problems> {
     })?;
     let file = syn::parse2(generated)
         .map_err(|error| vec![format!("the generated SDK does not parse: {error}")])?;
-    Ok(prettyplease::unparse(&file))
+    let sdk = prettyplease::unparse(&file);
+    if !sdk.contains(PROGENITOR_PARSE) {
+        return Err(vec![format!(
+            "progenitor's SDK no longer parses answers with `{PROGENITOR_PARSE})`, \
+             so src/contract/client.rs cannot put `{OWN_PARSE})` in its place: \
+             follow progenitor's new call there"
+        )]);
+    }
+    Ok(sdk.replace(PROGENITOR_PARSE, OWN_PARSE))
 }
+
+/// How progenitor's code parses a JSON answer, and the door's own parse that replaces it: the
+/// same answer and errors, parsed from text checked as UTF-8 once (`stack::reply::parsed`).
+const PROGENITOR_PARSE: &str = "ResponseValue::from_response(";
+pub const OWN_PARSE: &str = "crate::stack::reply::parsed(";

@@ -13,6 +13,27 @@ use super::sdk::types;
 use crate::catalogue::Streamed;
 use crate::cut::{self, LeftOut};
 
+/// A JSON answer as the generated SDK takes it, in place of progenitor's
+/// `ResponseValue::from_response`, which the generator swaps for this. Parsed from text checked as
+/// UTF-8 once, where a parse of bytes checks every string on its own (a seventh of the parse of
+/// the demo's status, with its two hundred strings and keys); an answer that is not UTF-8 is
+/// parsed as bytes, so it fails with the same error as before.
+pub(super) async fn parsed<T: serde::de::DeserializeOwned, E>(
+    response: reqwest::Response,
+) -> Result<ResponseValue<T>, Error<E>> {
+    let status = response.status();
+    let headers = response.headers().clone();
+    let bytes = response.bytes().await.map_err(Error::ResponseBodyError)?;
+    let inner = match std::str::from_utf8(&bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(&bytes),
+    };
+    match inner {
+        Ok(inner) => Ok(ResponseValue::new(inner, status, headers)),
+        Err(error) => Err(Error::InvalidResponsePayload(bytes, error)),
+    }
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Reply {
     pub status: u16,
@@ -315,6 +336,53 @@ impl FileKeeper {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    fn answered(body: &'static [u8]) -> reqwest::Response {
+        let mut response = http::Response::new(reqwest::Body::from(body));
+        response
+            .headers_mut()
+            .insert("x-seen", http::HeaderValue::from_static("yes"));
+        reqwest::Response::from(response)
+    }
+
+    async fn parsed_value(body: &'static [u8]) -> Result<Value, Error<()>> {
+        parsed::<Value, ()>(answered(body))
+            .await
+            .map(ResponseValue::into_inner)
+    }
+
+    #[tokio::test]
+    async fn an_answer_parsed_as_text_is_the_answer_parsed_as_bytes() {
+        let body =
+            r#"{"data":{"name":"Ünïcode \u00e9 \ud83c\udfac","n":[1,2.5,-3e2,null,true]},"kind":"status"}"#
+                .as_bytes();
+        let response = parsed::<Value, ()>(answered(body)).await.unwrap();
+        assert_eq!(response.status(), 200);
+        assert_eq!(response.headers()["x-seen"], "yes");
+        let as_bytes: Value = serde_json::from_slice(body).unwrap();
+        assert_eq!(response.into_inner(), as_bytes);
+    }
+
+    #[tokio::test]
+    async fn an_answer_that_is_no_json_fails_as_a_parse_of_bytes_fails() {
+        for body in [
+            &b"{\"data\": \"\xff\xfe\"}"[..],
+            b"\xc3\x28 not UTF-8 outside a string",
+            b"{\"data\": 1",
+            b"",
+        ] {
+            let expected = serde_json::from_slice::<Value>(body)
+                .unwrap_err()
+                .to_string();
+            match parsed_value(body).await {
+                Err(Error::InvalidResponsePayload(kept, error)) => {
+                    assert_eq!(&kept[..], body, "the answer is kept for the error");
+                    assert_eq!(error.to_string(), expected);
+                }
+                other => panic!("{body:?}: {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn an_image_is_kept_only_when_its_bytes_are_one_within_the_limits() {
