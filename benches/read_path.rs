@@ -105,16 +105,8 @@ struct Run {
 fn main() {
     let arguments: Vec<String> = std::env::args().collect();
     let short = arguments.iter().any(|arg| arg == "--short");
-    let reads = arguments
-        .iter()
-        .position(|arg| arg == "--reads")
-        .and_then(|at| arguments.get(at + 1))
-        .map(|count| count.parse::<u64>().expect("--reads takes a count"));
-    let sessions = arguments
-        .iter()
-        .position(|arg| arg == "--sessions")
-        .and_then(|at| arguments.get(at + 1))
-        .map(|count| count.parse::<usize>().expect("--sessions takes a count"));
+    let reads = count_after(&arguments, "--reads");
+    let sessions = count_after(&arguments, "--sessions").map(|count| count as usize);
     let run = if short {
         Run {
             rounds: 200,
@@ -144,6 +136,17 @@ fn main() {
         eprintln!("{errors} requests failed");
         std::process::exit(1);
     }
+}
+
+/// The count given after `flag`, if the flag is given.
+fn count_after(arguments: &[String], flag: &str) -> Option<u64> {
+    let at = arguments.iter().position(|arg| arg == flag)?;
+    let count = arguments.get(at + 1)?;
+    Some(
+        count
+            .parse()
+            .unwrap_or_else(|_| panic!("{flag} takes a count, not {count:?}")),
+    )
 }
 
 /// A child stopped with SIGTERM when dropped, as the server and the demo expect to be.
