@@ -8,6 +8,7 @@ mod completions;
 mod notices;
 pub mod prompts;
 mod question;
+pub mod reach;
 pub mod server;
 pub mod versions;
 pub mod watches;

@@ -485,3 +485,93 @@ async fn logging_is_declared_and_served_only_before_2026_07_28_over_https() {
         "{initialized}"
     );
 }
+
+/// Issue 32: the server serves a stateless `tools/call` in the request's own task, not through
+/// the MCP library, and answers it as the library does. The same call is sent as the official
+/// clients send it (served by the server) and with a weighted `Accept` (which the server leaves
+/// to the library); both answers must agree in status, type and every field but the offer each
+/// rehearsal seals afresh.
+#[tokio::test]
+async fn a_stateless_call_the_server_serves_itself_is_answered_as_the_library_answers_it() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let read = demo.key(&demo.read_key_file);
+    let act = demo.key(&demo.act_key_file);
+    let member = demo.key(&demo.member_key_file);
+    let calls = [
+        (&read, "read_status", json!({})),
+        (&read, "connection", json!({})),
+        (&read, "read_logs", json!({"lines": "many"})),
+        (&read, "read_status", json!({"unasked": true})),
+        (&read, "no_such_tool", json!({})),
+        (&read, "update", json!({})),
+        (&act, "rehearse_update", json!({})),
+        (&act, "update", json!({"offer": "not-an-offer"})),
+        (&member, "read_status", json!({})),
+        (&member, "read_requests", json!({})),
+    ];
+    for (id, (key, tool, arguments)) in (1..).zip(calls) {
+        let served_here = stateless(&server, key, id, tool, arguments.clone(), json!({}));
+        let by_the_library = stateless(&server, key, id, tool, arguments, json!({}))
+            .header("accept", "application/json;q=1");
+        let (here, library) = (answer(served_here).await, answer(by_the_library).await);
+        assert_eq!(here, library, "{tool}");
+    }
+}
+
+/// A stateless answer as a client sees it: its status, its type, and its message with what is
+/// made afresh for each answer (a frame's boundary, a sealed offer or question) made the same.
+async fn answer(request: reqwest::RequestBuilder) -> (u16, String, Value) {
+    let answer = request.send().await.expect("an answer");
+    let status = answer.status().as_u16();
+    let kind = answer.headers()["content-type"]
+        .to_str()
+        .expect("text")
+        .to_owned();
+    let mut message: Value = answer.json().await.expect("one JSON-RPC message");
+    unseal(&mut message);
+    (status, kind, message)
+}
+
+fn unseal(value: &mut Value) {
+    match value {
+        Value::Object(fields) => {
+            for (name, field) in fields.iter_mut() {
+                match field {
+                    Value::String(text) if name == "offer" || name == "requestState" => {
+                        *text = "sealed".to_owned();
+                    }
+                    Value::String(text) if text.contains("\n[lemonfiber stack data ") => {
+                        let framed = mcp::unframe(text);
+                        let mut data = framed.data;
+                        unseal(&mut data);
+                        let sentence = unsealed(&framed.sentence);
+                        *field = json!({"sentence": sentence, "data": data});
+                    }
+                    Value::String(text) => *text = unsealed(text),
+                    _ => unseal(field),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(unseal),
+        _ => {}
+    }
+}
+
+/// `text` with each sealed offer it names made the same.
+fn unsealed(text: &str) -> String {
+    const OFFER: &str = "lfmcp-offer1.";
+    let mut rest = text;
+    let mut unsealed = String::new();
+    while let Some(at) = rest.find(OFFER) {
+        unsealed.push_str(&rest[..at]);
+        unsealed.push_str("sealed");
+        let sealed = &rest[at + OFFER.len()..];
+        let end = sealed
+            .find(|c: char| !(c.is_ascii_alphanumeric() || "-_.".contains(c)))
+            .unwrap_or(sealed.len());
+        rest = &sealed[end..];
+    }
+    unsealed.push_str(rest);
+    unsealed
+}

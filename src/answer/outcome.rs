@@ -4,14 +4,14 @@
 //! after the server's own sentences (F13-R14).
 
 use base64::Engine as _;
-use rmcp::model::{CallToolResult, ContentBlock, ResourceContents};
+use rmcp::model::{CallToolResponse, CallToolResult, ContentBlock, ResourceContents};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use std::time::Duration;
 
 use super::conformance;
-use super::handed::Data;
+pub use super::handed::Data;
 use super::sentences::{self, DATA_END, DATA_START, Via};
 use crate::access::consent::{Consent, NoConsent, OfferRefused};
 use crate::access::standing;
@@ -56,13 +56,35 @@ pub struct Framed {
     /// The stack's answer, cleaned and cut: what structured content carries when the result is
     /// not an error (an error's data is in the text alone, so no client checks it against an
     /// output schema).
-    pub data: Option<Value>,
+    pub data: Option<Data>,
     /// A file the stack answered with, handed over as a resource: a media type the server
     /// names, and the bytes (text withheld of secrets).
     pub file: Option<(&'static str, Vec<u8>)>,
     pub is_error: bool,
     /// How the person's yes to an action was had, which the result's `_meta` says.
     pub consent: Option<Consent>,
+}
+
+/// What a `tools/call` is answered with: the response, and the result's structured content
+/// apart, as the JSON it was checked as. The server writes that JSON as it is when it sends the
+/// answer itself; only the MCP library needs it as a tree, which is most of the cost of writing
+/// the answer.
+pub struct ToolAnswer {
+    pub response: CallToolResponse,
+    pub structured: Option<Data>,
+}
+
+impl ToolAnswer {
+    /// The response with its structured content in it, as the MCP library sends it.
+    pub fn whole(self) -> CallToolResponse {
+        match (self.response, self.structured) {
+            (CallToolResponse::Complete(mut result), Some(structured)) => {
+                result.structured_content = Some(structured.into_value());
+                CallToolResponse::Complete(result)
+            }
+            (response, _) => response,
+        }
+    }
 }
 
 /// Where a result's `_meta` says how the person's yes to an action was had.
@@ -158,7 +180,6 @@ impl Answer {
             Some(data) => frame(&sentence, data.json()),
             None => sentence.clone(),
         };
-        let data = data.map(Data::into_value);
         Framed {
             text,
             sentence,
@@ -202,7 +223,7 @@ fn handed_file(
 }
 
 impl Framed {
-    pub fn into_tool_result(self, resource_uri: &str) -> CallToolResult {
+    pub fn into_tool_result(self, resource_uri: &str) -> ToolAnswer {
         let mut content = vec![ContentBlock::text(self.text)];
         if let Some((media_type, bytes)) = self.file {
             let blob = base64::engine::general_purpose::STANDARD.encode(bytes);
@@ -220,16 +241,16 @@ impl Framed {
         } else {
             CallToolResult::success(content)
         };
-        if !self.is_error {
-            result.structured_content = self.data;
-        }
         if let Some(consent) = self.consent {
             result
                 .meta
                 .get_or_insert_with(rmcp::model::MetaObject::new)
                 .insert(CONSENT_META.to_owned(), Value::from(consent.word()));
         }
-        result
+        ToolAnswer {
+            response: result.into(),
+            structured: self.data.filter(|_| !self.is_error),
+        }
     }
 
     pub fn into_resource_contents(self, uri: &str) -> Vec<ResourceContents> {
@@ -570,7 +591,7 @@ mod tests {
         for internal in ["/srv/x", "/srv/y", "/srv/z"] {
             assert!(!framed.text.contains(internal), "{internal}");
         }
-        let data = framed.data.expect("data");
+        let data = framed.data.expect("data").into_value();
         assert_eq!(data["problem"]["code"], "ADMIT-12");
         assert_eq!(
             data["problem"]["since"], "a newer core",
@@ -608,7 +629,7 @@ mod tests {
             "{sentence}"
         );
         assert_eq!(
-            framed.data,
+            framed.data.map(Data::into_value),
             Some(data),
             "structured content carries the same cut data"
         );
@@ -640,7 +661,7 @@ mod tests {
         assert_eq!(media_type, "text/plain");
         assert_eq!(bytes, b"token=[withheld]\n".to_vec());
         // Issue 27: what the data says of the file is what is handed over, not what the stack sent.
-        let about = &framed.data.expect("data")["file"];
+        let about = &framed.data.expect("data").into_value()["file"];
         assert_eq!(about["sha256"], hex::encode(Sha256::digest(&bytes)));
         assert_eq!(about["size_bytes"], bytes.len());
     }
@@ -681,7 +702,7 @@ mod tests {
             let mut cleaned = envelope;
             clean_and_withhold(&mut cleaned, &Secrets::default());
             prop_assert_eq!(&parsed, &cleaned);
-            prop_assert_eq!(framed.data.as_ref(), Some(&cleaned));
+            prop_assert_eq!(framed.data.as_ref().map(Data::value), Some(&cleaned));
             prop_assert!(!framed.text.contains('\r'));
             prop_assert!(!framed.text.chars().any(|c| c != '\n' && is_hidden(c)));
         }
@@ -700,7 +721,7 @@ mod tests {
             let framed = framed(answer("read_logs", reply), result_limit);
             prop_assert!(framed.text.len() <= result_limit, "{} > {}", framed.text.len(), result_limit);
             let (sentence, parsed) = unframe(&framed.text);
-            prop_assert_eq!(framed.data.as_ref(), Some(&parsed));
+            prop_assert_eq!(framed.data.as_ref().map(Data::value), Some(&parsed));
             let mut whole = Vec::new();
             strings(&cleaned, &mut whole);
             let mut kept = Vec::new();

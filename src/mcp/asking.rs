@@ -9,10 +9,10 @@
 use std::time::Duration;
 
 use rmcp::model::{
-    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema,
-    InputRequest, InputRequests, PrimitiveSchemaDefinition,
+    ClientCapabilities, ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction,
+    ElicitationSchema, InputRequest, InputRequests, PrimitiveSchemaDefinition,
 };
-use rmcp::service::{RequestContext, ServiceError};
+use rmcp::service::ServiceError;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 use tokio_util::sync::CancellationToken;
@@ -66,10 +66,9 @@ pub fn decide(mode: ConsentMode, asked: Asked, offered: bool) -> Result<Consent,
     }
 }
 
-/// Whether the client this request came from declared that it can put a form to its person.
-pub fn can_ask(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .client_capabilities()
+/// Whether a client declaring `capabilities` can put a form to its person.
+pub fn can_ask(capabilities: Option<ClientCapabilities>) -> bool {
+    capabilities
         .and_then(|capabilities| capabilities.elicitation)
         // A client that names neither kind of question means forms, as the protocol says.
         .is_some_and(|can| can.form.is_some() || can.url.is_none())

@@ -11,7 +11,7 @@ use rmcp::model::{
     InputResponses, JsonObject, ListPromptsResult, ListResourceTemplatesResult,
     ListResourcesResult, ListToolsResult, PaginatedRequestParams, ProgressNotificationParam,
     ProgressToken, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
-    ReadResourceResult, ServerConfig, SubscriptionFilter, Tool,
+    ReadResourceResult, RequestMetaObject, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
@@ -27,15 +27,17 @@ use super::completions;
 use super::notices::{Notices, Severity};
 use super::prompts;
 use super::question;
+use super::reach::Reach;
 use super::versions::{
-    self, KNOWN_METHODS, PROTOCOL_VERSIONS, name_the_server, resource_not_found, this_server,
+    self, KNOWN_METHODS, PROTOCOL_VERSIONS, name_the_server, name_the_server_on,
+    resource_not_found, this_server,
 };
 use super::watches::{self, Tell, Watch, WatchCount, Watches};
 use crate::access::consent::{self, AskedAbout, Consent, NoConsent, OfferRefused, Seal};
 use crate::access::offer::{self, Offer};
 use crate::access::plan;
 use crate::access::standing::{self, Position, SharedStanding};
-use crate::answer::outcome::{self, Answer, Handover};
+use crate::answer::outcome::{self, Answer, Handover, ToolAnswer};
 use crate::answer::sentences::{self, Via};
 use crate::catalogue::{self, Action, Audience, OFFER_ARGUMENT, Operation, ToolSpec};
 use crate::config::Conduct;
@@ -81,8 +83,8 @@ const ARGUMENTS_REFUSED: &str = "arguments";
 
 /// Who a call is for: the client, the progress token it gave (if any), whether it has cancelled
 /// the request, and how its person can be asked.
-struct Caller {
-    peer: Peer<RoleServer>,
+pub struct Caller {
+    reach: Reach,
     progress: Option<ProgressToken>,
     cancelled: CancellationToken,
     /// Whether the client declared that it can put a question to its person.
@@ -98,10 +100,10 @@ struct Caller {
 impl Caller {
     fn of(context: &RequestContext<RoleServer>) -> Caller {
         Caller {
-            peer: context.peer.clone(),
+            reach: Reach::Peer(context.peer.clone()),
             progress: context.meta.get_progress_token(),
             cancelled: context.ct.clone(),
-            can_ask: asking::can_ask(context),
+            can_ask: asking::can_ask(context.client_capabilities()),
             stateless: versions::stateless(context.protocol_version()),
             answer: None,
             client: context
@@ -112,24 +114,37 @@ impl Caller {
         }
     }
 
+    /// The caller of a stateless request the server serves itself, which says everything of
+    /// itself in its `meta` and is reached by its own response.
+    pub fn stateless(
+        meta: &RequestMetaObject,
+        client: Option<std::net::IpAddr>,
+        reach: Reach,
+        cancelled: CancellationToken,
+    ) -> Caller {
+        Caller {
+            reach,
+            progress: meta.get_progress_token(),
+            cancelled,
+            can_ask: asking::can_ask(meta.client_capabilities()),
+            stateless: true,
+            answer: None,
+            client,
+        }
+    }
+
     /// Whether this call puts a question: it can ask, and brings back no answer (2026-07-28).
     fn puts_question(&self) -> bool {
         self.can_ask && !(self.stateless && self.answer.is_some())
     }
 
     /// The caller of a tool, with the answers its call brings back, if any.
-    fn calling(
-        context: &RequestContext<RoleServer>,
-        request: &mut CallToolRequestParams,
-    ) -> Caller {
+    fn calling(self, request: &mut CallToolRequestParams) -> Caller {
         let answer = request
             .request_state
             .take()
             .map(|question| (question, request.input_responses.take().unwrap_or_default()));
-        Caller {
-            answer,
-            ..Caller::of(context)
-        }
+        Caller { answer, ..self }
     }
 }
 
@@ -240,6 +255,34 @@ impl LemonfiberServer {
         }
     }
 
+    /// A `tools/call` for `caller`, speaking `version`: however the request reached the server,
+    /// this is the one way a tool is called.
+    pub async fn call_tool_for(
+        &self,
+        mut request: CallToolRequestParams,
+        caller: Caller,
+        version: Option<ProtocolVersion>,
+    ) -> Result<ToolAnswer, McpError> {
+        let Some(tool) = catalogue::find(&request.name) else {
+            return Err(McpError::invalid_params(sentences::no_such_tool(), None));
+        };
+        let uri = tool.resource_of(request.arguments.as_ref());
+        let caller = caller.calling(&mut request);
+        let called = self.call(tool, request.arguments, "tool", &caller).await;
+        if let Some(mut question) = called.pending {
+            name_the_server_on(&mut question.meta, version);
+            return Ok(ToolAnswer {
+                response: question.into(),
+                structured: None,
+            });
+        }
+        let mut answer = called.framed.into_tool_result(&uri);
+        if let CallToolResponse::Complete(result) = &mut answer.response {
+            name_the_server_on(&mut result.meta, version);
+        }
+        Ok(answer)
+    }
+
     /// A watch of the resource at `uri`, told through `tell`: only a resource of a read this key
     /// is offered, at a path the read takes.
     async fn watch_of(
@@ -261,7 +304,7 @@ impl LemonfiberServer {
             ));
         };
         let named = Some(json!({ "uri": uri }));
-        let offer = match self.position(&context.peer).await {
+        let offer = match self.position(Some(&context.peer)).await {
             Position::Connected(offer) => offer,
             Position::Refused(_) => {
                 return Err(McpError::invalid_request(
@@ -313,7 +356,7 @@ impl LemonfiberServer {
     /// Where the server stands for this key, reading the capabilities again when they are stale
     /// (never for a refused key). Tells the client when what it is offered has changed, which can
     /// only happen when they are read.
-    async fn position(&self, peer: &Peer<RoleServer>) -> Position {
+    async fn position(&self, peer: Option<&Peer<RoleServer>>) -> Position {
         let mut standing = self.standing.lock().await;
         let read_now = standing.needs_reading();
         if read_now {
@@ -326,7 +369,7 @@ impl LemonfiberServer {
             }
             let unreachable = matches!(read, Err(Failure::Unreachable(_)));
             standing.record(read);
-            if unreachable {
+            if unreachable && let Some(peer) = peer {
                 let said = sentences::notice_unreachable();
                 self.notices.tell(peer, Severity::Warning, said).await;
             }
@@ -403,7 +446,7 @@ impl LemonfiberServer {
         given: Option<JsonObject>,
         caller: &Caller,
     ) -> Ran {
-        let offer = match self.position(&caller.peer).await {
+        let offer = match self.position(caller.reach.peer()).await {
             Position::Refused(_) => {
                 return Ran::refused(outcome::key_refused(self.via), "key-refused");
             }
@@ -493,7 +536,8 @@ impl LemonfiberServer {
                 let status = status_of(&failure);
                 let narrowing = tool.narrowing(offer.audience);
                 Ran::sent(
-                    self.failed(tool, failure, &narrowing, &caller.peer).await,
+                    self.failed(tool, failure, &narrowing, caller.reach.peer())
+                        .await,
                     status,
                 )
             }
@@ -507,7 +551,7 @@ impl LemonfiberServer {
         tool: &ToolSpec,
         failure: Failure,
         narrowing: &[&str],
-        peer: &Peer<RoleServer>,
+        peer: Option<&Peer<RoleServer>>,
     ) -> Answer {
         tracing::info!(
             tool = tool.name,
@@ -653,7 +697,7 @@ impl LemonfiberServer {
             Ok(fresh) => fresh,
             Err(failure) => {
                 let status = status_of(&failure);
-                let answer = self.failed(tool, failure, &[], &caller.peer).await;
+                let answer = self.failed(tool, failure, &[], caller.reach.peer()).await;
                 return Err(Ran::sent(answer, status));
             }
         };
@@ -721,8 +765,11 @@ impl LemonfiberServer {
         // Made whenever `puts_question` says the question is put, so never left empty here.
         let message = message.unwrap_or_default();
         let field = sentences::consent_field();
-        if !caller.stateless {
-            let asked = asking::ask_now(&caller.peer, message, field, &caller.cancelled).await;
+        // A caller that is not stateless is always one of the library's, reached by its peer.
+        if !caller.stateless
+            && let Some(peer) = caller.reach.peer()
+        {
+            let asked = asking::ask_now(peer, message, field, &caller.cancelled).await;
             return Asking::Answered(asked, None);
         }
         let key = self.stack.key_digest();
@@ -797,10 +844,10 @@ impl LemonfiberServer {
                 ));
                 progress
             });
-            let peer = caller.peer.clone();
+            let reach = caller.reach.clone();
             async move {
                 if let Some(progress) = progress {
-                    let _ = peer.notify_progress(progress).await;
+                    reach.notify_progress(progress).await;
                 }
             }
         };
@@ -1009,29 +1056,19 @@ impl ServerHandler for LemonfiberServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, McpError> {
         let mut listed =
-            ListToolsResult::with_all_items(listed(&self.position(&context.peer).await));
+            ListToolsResult::with_all_items(listed(&self.position(Some(&context.peer)).await));
         name_the_server(&mut listed.meta, &context);
         Ok(listed)
     }
 
     async fn call_tool(
         &self,
-        mut request: CallToolRequestParams,
+        request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, McpError> {
-        let Some(tool) = catalogue::find(&request.name) else {
-            return Err(McpError::invalid_params(sentences::no_such_tool(), None));
-        };
-        let uri = tool.resource_of(request.arguments.as_ref());
-        let caller = Caller::calling(&context, &mut request);
-        let called = self.call(tool, request.arguments, "tool", &caller).await;
-        if let Some(mut question) = called.pending {
-            name_the_server(&mut question.meta, &context);
-            return Ok(question.into());
-        }
-        let mut result = called.framed.into_tool_result(&uri);
-        name_the_server(&mut result.meta, &context);
-        Ok(result.into())
+        let version = context.protocol_version();
+        let answer = self.call_tool_for(request, Caller::of(&context), version);
+        answer.await.map(ToolAnswer::whole)
     }
 
     // Watching a resource one by one is `resources/subscribe` up to 2025-11-25, which the
@@ -1062,7 +1099,7 @@ impl ServerHandler for LemonfiberServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListPromptsResult, McpError> {
-        let position = self.position(&context.peer).await;
+        let position = self.position(Some(&context.peer)).await;
         let offered = match &position {
             Position::Connected(offer) => prompts::offered(offer).map(prompts::listed).collect(),
             _ => Vec::new(),
@@ -1077,7 +1114,7 @@ impl ServerHandler for LemonfiberServer {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, McpError> {
-        let position = self.position(&context.peer).await;
+        let position = self.position(Some(&context.peer)).await;
         let found = match &position {
             Position::Connected(offer) => {
                 prompts::offered(offer).find(|prompt| prompt.name == request.name)
@@ -1105,7 +1142,7 @@ impl ServerHandler for LemonfiberServer {
         request: CompleteRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, McpError> {
-        let position = self.position(&context.peer).await;
+        let position = self.position(Some(&context.peer)).await;
         completions::complete(&self.stack, &position, &request, failure_name).await
     }
 
@@ -1114,7 +1151,7 @@ impl ServerHandler for LemonfiberServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, McpError> {
-        let position = self.position(&context.peer).await;
+        let position = self.position(Some(&context.peer)).await;
         let mut listed = ListResourcesResult::with_all_items(
             position.offered().map(Offer::resources).unwrap_or_default(),
         );
@@ -1127,7 +1164,7 @@ impl ServerHandler for LemonfiberServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, McpError> {
-        let position = self.position(&context.peer).await;
+        let position = self.position(Some(&context.peer)).await;
         let mut listed = ListResourceTemplatesResult::with_all_items(
             position
                 .offered()

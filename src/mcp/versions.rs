@@ -99,7 +99,12 @@ pub fn this_server() -> Implementation {
 
 /// From 2026-07-28 every result names the server in its `_meta`, as `server/discover` does.
 pub fn name_the_server(meta: &mut Option<MetaObject>, context: &RequestContext<RoleServer>) {
-    if stateless(context.protocol_version()) {
+    name_the_server_on(meta, context.protocol_version());
+}
+
+/// As [`name_the_server`], for a request speaking `version`.
+pub fn name_the_server_on(meta: &mut Option<MetaObject>, version: Option<ProtocolVersion>) {
+    if stateless(version) {
         meta.get_or_insert_with(MetaObject::new)
             .insert(SERVER_INFO_META.to_owned(), json!(this_server()));
     }

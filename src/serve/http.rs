@@ -14,6 +14,7 @@ mod reaching;
 pub use oauth::grants;
 mod refused;
 mod sessions;
+mod stateless;
 
 use std::net::{IpAddr, SocketAddr};
 use std::sync::Arc;
@@ -658,6 +659,20 @@ async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> 
         Ok(message) => message,
         Err(refused) => return refused.into_response(),
     };
+    if message.calls_a_tool
+        && let Some(call) = stateless::served_here(&parts.headers, &bytes)
+    {
+        let client = parts
+            .extensions
+            .get::<audit::ClientAddress>()
+            .map(|&audit::ClientAddress(address)| address);
+        let answering = stateless::answered(service.server(), call, client, service.ends());
+        return match tokio::time::timeout(REQUEST_TIMEOUT, answering).await {
+            Ok(Some(response)) => holding(response, held),
+            Ok(None) => ending(),
+            Err(_) => timed_out(),
+        };
+    }
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
     let response = answered_post(app, service, request, held, &message).await;
     if response.status() == StatusCode::UNSUPPORTED_MEDIA_TYPE
@@ -755,26 +770,41 @@ fn primes(request: &Request, initialize_asks: Option<&str>) -> bool {
 async fn answered(service: &KeyService, request: Request, held: Held, primes: bool) -> Response {
     let handled = Box::pin(service.service.handle(request));
     let Ok(response) = tokio::time::timeout(REQUEST_TIMEOUT, handled).await else {
-        return refusal(
-            StatusCode::GATEWAY_TIMEOUT,
-            "timeout",
-            "The request took too long to answer.",
-        );
+        return timed_out();
     };
-    let (parts, body) = response.into_parts();
-    let streamed = parts
-        .headers
+    let streamed = response
+        .headers()
         .get(header::CONTENT_TYPE)
         .is_some_and(|kind| kind.as_bytes().starts_with(b"text/event-stream"));
-    let body = Holding {
-        body: Body::new(body),
-        _held: held,
-    };
+    let response = holding(response.map(Body::new), held);
     if streamed && !primes {
-        let events = priming::without_priming(Body::new(body).into_data_stream());
+        let (parts, body) = response.into_parts();
+        let events = priming::without_priming(body.into_data_stream());
         return Response::from_parts(parts, Body::from_stream(events));
     }
-    Response::from_parts(parts, Body::new(body))
+    response
+}
+
+/// `response`, holding the request's permits until its body has been sent in full.
+fn holding(response: Response, held: Held) -> Response {
+    response.map(|body| Body::new(Holding { body, _held: held }))
+}
+
+fn timed_out() -> Response {
+    refusal(
+        StatusCode::GATEWAY_TIMEOUT,
+        "timeout",
+        "The request took too long to answer.",
+    )
+}
+
+/// The answer to a request under way when the server stops serving its key.
+fn ending() -> Response {
+    refusal(
+        StatusCode::SERVICE_UNAVAILABLE,
+        "shutting_down",
+        "The server stopped serving this key before the request was answered; try again.",
+    )
 }
 
 /// An answer's body, holding the request's permits until it has been sent in full. It keeps the

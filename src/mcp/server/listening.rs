@@ -76,7 +76,7 @@ impl LemonfiberServer {
     /// Makes sure the key's offer has been read before a listening stream is acknowledged, so
     /// the acknowledgment can name the resources that will be watched.
     pub async fn before_listening(&self, peer: &Peer<RoleServer>) {
-        let _ = self.position(peer).await;
+        let _ = self.position(Some(peer)).await;
     }
 
     /// What a listening stream is told: changes to the tools and resources this key is offered,

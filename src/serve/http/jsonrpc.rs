@@ -20,6 +20,8 @@ pub struct Message {
     /// The protocol version an `initialize` asks for: `Some` only for an `initialize` request,
     /// which opens a session.
     pub initialize_asks: Option<String>,
+    /// Whether it is a `tools/call` request.
+    pub calls_a_tool: bool,
 }
 
 impl Message {
@@ -72,7 +74,12 @@ pub fn check(body: &[u8]) -> Result<Message, NotOneMessage> {
                 } else {
                     None
                 };
-            Ok(Message { initialize_asks })
+            let calls_a_tool =
+                envelope.method.as_deref() == Some("tools/call") && envelope.id.is_some();
+            Ok(Message {
+                initialize_asks,
+                calls_a_tool,
+            })
         }
         _ => Err(not_one_message(body)),
     }
@@ -172,32 +179,45 @@ mod tests {
 
     #[test]
     fn a_well_formed_message_passes() {
-        for body in [
-            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_status","arguments":{}}}"#,
-            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
-            r#"{"jsonrpc":"2.0","id":2,"method":"something/else","params":{}}"#,
-        ] {
+        let passes = |body: &str, initialize_asks: Option<&str>, calls_a_tool: bool| {
             assert_eq!(
                 check(body.as_bytes()).ok(),
                 Some(Message {
-                    initialize_asks: None
-                })
+                    initialize_asks: initialize_asks.map(str::to_owned),
+                    calls_a_tool,
+                }),
+                "{body}"
             );
-        }
-        let without_id =
-            r#"{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#;
-        assert_eq!(
-            check(without_id.as_bytes()).ok(),
-            Some(Message {
-                initialize_asks: None
-            })
+        };
+        passes(
+            r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read_status","arguments":{}}}"#,
+            None,
+            true,
         );
-        let initialize = r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#;
-        assert_eq!(
-            check(initialize.as_bytes()).ok(),
-            Some(Message {
-                initialize_asks: Some("2025-06-18".to_owned())
-            })
+        passes(
+            r#"{"jsonrpc":"2.0","method":"tools/call","params":{"name":"read_status"}}"#,
+            None,
+            false,
+        );
+        passes(
+            r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#,
+            None,
+            false,
+        );
+        passes(
+            r#"{"jsonrpc":"2.0","id":2,"method":"something/else","params":{}}"#,
+            None,
+            false,
+        );
+        passes(
+            r#"{"jsonrpc":"2.0","method":"initialize","params":{"protocolVersion":"2025-06-18"}}"#,
+            None,
+            false,
+        );
+        passes(
+            r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+            Some("2025-06-18"),
+            false,
         );
     }
 

@@ -38,6 +38,7 @@ const SESSION_IDLE: Duration = Duration::from_secs(30 * 60);
 pub struct KeyService {
     pub service: StreamableHttpService<LemonfiberServer, KeySessions>,
     stack: Arc<Stack>,
+    common: Arc<Common>,
     sessions: Arc<KeySessions>,
     standing: SharedStanding,
     ends: CancellationToken,
@@ -47,6 +48,22 @@ pub struct KeyService {
 }
 
 impl KeyService {
+    /// A handler for one request this server serves itself, as the MCP library makes one for
+    /// each request it serves.
+    pub fn server(&self) -> LemonfiberServer {
+        LemonfiberServer::new(
+            self.stack.clone(),
+            self.standing.clone(),
+            self.common.clone(),
+            Via::Http,
+        )
+    }
+
+    /// Cancelled when the key's service ends, and every answer of its with it.
+    pub fn ends(&self) -> &CancellationToken {
+        &self.ends
+    }
+
     /// Takes one request from the key's allowance, or says how many seconds until there is one.
     pub fn admit(&self) -> Result<(), u64> {
         self.rate.take()
@@ -307,6 +324,7 @@ impl KeyServices {
         KeyService {
             service,
             stack: for_service,
+            common: self.common.clone(),
             sessions,
             standing,
             ends,
