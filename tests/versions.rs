@@ -19,7 +19,7 @@ mod https;
 #[path = "support/mcp.rs"]
 mod mcp;
 
-use demo::DemoStack;
+use demo::{DemoStack, Scratch};
 use http_server::http_server;
 use https::messages;
 use mcp::{Opening, Stdio, connected_speaking, text_of};
@@ -385,6 +385,70 @@ async fn a_stateless_act_that_reports_progress_still_streams_it_before_its_resul
             }),
         "{messages:?}"
     );
+    demo.control("jobs/release").await;
+}
+
+/// Issue 32: a stateless act whose client goes away while the server follows its job is
+/// cancelled, never cut short: the stack took the act, so its audit line is written, long before
+/// the job would have been followed to its end.
+#[tokio::test]
+async fn a_stateless_act_whose_client_goes_away_is_still_audited() {
+    let demo = DemoStack::start().await;
+    let folder = Scratch::at(http_server::fresh_dir("gone-away"));
+    std::fs::create_dir_all(&*folder).expect("a folder for the audit");
+    let audit = folder.join("audit");
+    let audited = audit.display().to_string();
+    let settings = [
+        ("LEMONFIBER_JOB_WAIT", "60"),
+        ("LEMONFIBER_AUDIT", &audited),
+    ];
+    let server = http_server(&demo, &settings).await;
+    let key = demo.key(&demo.act_key_file);
+    demo.control("jobs/hold").await;
+    let rehearsed: Value = stateless(&server, &key, 1, "rehearse_update", json!({}), json!({}))
+        .send()
+        .await
+        .expect("rehearse_update")
+        .json()
+        .await
+        .expect("one JSON body");
+    let rehearsal = rehearsed["result"]["content"][0]["text"]
+        .as_str()
+        .expect("a text block");
+    let offer = mcp::unframe(rehearsal).data["data"]["offer"]
+        .as_str()
+        .expect("an offer")
+        .to_owned();
+
+    let acting = stateless(
+        &server,
+        &key,
+        2,
+        "update",
+        json!({"offer": offer}),
+        json!({}),
+    )
+    .send();
+    let gone = tokio::time::timeout(std::time::Duration::from_secs(2), acting).await;
+    assert!(
+        gone.is_err(),
+        "the act answered before its job ended: {gone:?}"
+    );
+    let mut acted = None;
+    for _ in 0..100 {
+        acted = std::fs::read_to_string(&audit)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|line| serde_json::from_str::<Value>(line).ok())
+            .find(|line| line["tool"] == "update");
+        if acted.is_some() {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    let acted = acted.expect("the act's audit line, within ten seconds");
+    assert_eq!(acted["decision"], "sent", "{acted}");
+    assert!(acted["ms"].as_u64().expect("ms") < 30_000, "{acted}");
     demo.control("jobs/release").await;
 }
 
