@@ -219,33 +219,44 @@ fn written(outcome: Result<ToolAnswer, McpError>, id: RequestId) -> Written {
         }
     };
     let status = status_of(&message);
-    match serde_json::to_vec(&message) {
-        Ok(written) => Written {
-            message: with_structured(written, structured.as_ref()),
-            status,
-        },
+    let written = match structured {
+        Some(structured) => spliced(&message, &structured).or_else(|| whole(message, structured)),
+        None => serde_json::to_vec(&message).ok(),
+    };
+    match written {
+        Some(message) => Written { message, status },
         // Only a map with keys that are not text fails to be written, and a message has none.
-        Err(_) => Written {
+        None => Written {
             message: Vec::new(),
             status: StatusCode::INTERNAL_SERVER_ERROR,
         },
     }
 }
 
-/// A written response with `structured` put in its result as the structured content, as the
-/// JSON it already is. A response is written with its result last, so the result's object
-/// closes just before the message's does.
-fn with_structured(mut message: Vec<u8>, structured: Option<&Data>) -> Vec<u8> {
-    if let Some(structured) = structured
-        && let Some(at) = message.len().checked_sub(2)
-        && message[at..] == *b"}}"
-    {
-        message.truncate(at);
-        message.extend_from_slice(b",\"structuredContent\":");
-        message.extend_from_slice(structured.json().as_bytes());
-        message.extend_from_slice(b"}}");
+/// `message` written with `structured` put in its result as the structured content, as the JSON
+/// it already is. A response is written with its result last, so the result's object closes just
+/// before the message's does; `None` if it is not written so.
+fn spliced(message: &ServerJsonRpcMessage, structured: &Data) -> Option<Vec<u8>> {
+    let mut written = serde_json::to_vec(message).ok()?;
+    let at = written.len().checked_sub(2)?;
+    if written[at..] != *b"}}" {
+        return None;
     }
-    message
+    written.truncate(at);
+    written.extend_from_slice(b",\"structuredContent\":");
+    written.extend_from_slice(structured.json().as_bytes());
+    written.extend_from_slice(b"}}");
+    Some(written)
+}
+
+/// `message` written as the library writes it, with `structured` in its result as a tree.
+fn whole(mut message: ServerJsonRpcMessage, structured: Data) -> Option<Vec<u8>> {
+    if let ServerJsonRpcMessage::Response(response) = &mut message
+        && let ServerResult::CallToolResult(result) = &mut response.result
+    {
+        result.structured_content = Some(structured.into_value());
+    }
+    serde_json::to_vec(&message).ok()
 }
 
 /// The HTTP status a stateless answer goes with, as the library gives it: a refusal of the
@@ -513,14 +524,23 @@ mod tests {
         };
         let sent = written(Ok(answer()), RequestId::Number(4));
         assert_eq!(sent.status, StatusCode::OK);
-        let mut whole = ServerResult::from(answer().whole());
-        whole.fill_missing_cache_hints();
-        let whole = ServerJsonRpcMessage::response(whole, RequestId::Number(4));
+        let mut in_full = ServerResult::from(answer().whole());
+        in_full.fill_missing_cache_hints();
+        let in_full = ServerJsonRpcMessage::response(in_full, RequestId::Number(4));
         let sent_text = String::from_utf8(sent.message).unwrap();
         assert_eq!(sent_text.matches("structuredContent").count(), 1);
         let sent: Value = serde_json::from_str(&sent_text).unwrap();
-        assert_eq!(sent, serde_json::to_value(&whole).unwrap());
+        assert_eq!(sent, serde_json::to_value(&in_full).unwrap());
         assert_eq!(sent["result"]["structuredContent"], structured);
+        let mut without = ServerResult::from(answer().response);
+        without.fill_missing_cache_hints();
+        let without = ServerJsonRpcMessage::response(without, RequestId::Number(4));
+        let as_a_tree = whole(without, answer().structured.unwrap()).unwrap();
+        let as_a_tree: Value = serde_json::from_slice(&as_a_tree).unwrap();
+        assert_eq!(
+            sent, as_a_tree,
+            "the library's own writing, when the splice cannot be made"
+        );
 
         let missing = McpError::resource_not_found("gone", None);
         let sent = written(Err(missing), RequestId::Number(5));
