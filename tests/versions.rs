@@ -337,16 +337,9 @@ async fn a_stateless_answer_is_one_json_body_of_known_length() {
     assert_eq!(mcp::unframe(text).data["kind"], "status");
 }
 
-/// Issue 15: a stateless act whose job the server follows, for a caller that asked for
-/// progress, still streams: the progress goes out before the result, none of it lost to the
-/// single JSON body.
-#[tokio::test]
-async fn a_stateless_act_that_reports_progress_still_streams_it_before_its_result() {
-    let demo = DemoStack::start().await;
-    let server = http_server(&demo, &[("LEMONFIBER_JOB_WAIT", "2")]).await;
-    let key = demo.key(&demo.act_key_file);
-    demo.control("jobs/hold").await;
-    let rehearsed: Value = stateless(&server, &key, 1, "rehearse_update", json!({}), json!({}))
+/// The offer a stateless `rehearse_update` hands out for `key`.
+async fn rehearsed_update(server: &http_server::HttpServer, key: &str) -> String {
+    let rehearsed: Value = stateless(server, key, 1, "rehearse_update", json!({}), json!({}))
         .send()
         .await
         .expect("rehearse_update")
@@ -356,10 +349,22 @@ async fn a_stateless_act_that_reports_progress_still_streams_it_before_its_resul
     let rehearsal = rehearsed["result"]["content"][0]["text"]
         .as_str()
         .expect("a text block");
-    let offer = mcp::unframe(rehearsal).data["data"]["offer"]
+    mcp::unframe(rehearsal).data["data"]["offer"]
         .as_str()
         .expect("an offer")
-        .to_owned();
+        .to_owned()
+}
+
+/// Issue 15: a stateless act whose job the server follows, for a caller that asked for
+/// progress, still streams: the progress goes out before the result, none of it lost to the
+/// single JSON body.
+#[tokio::test]
+async fn a_stateless_act_that_reports_progress_still_streams_it_before_its_result() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[("LEMONFIBER_JOB_WAIT", "2")]).await;
+    let key = demo.key(&demo.act_key_file);
+    demo.control("jobs/hold").await;
+    let offer = rehearsed_update(&server, &key).await;
 
     let acted = stateless(
         &server,
@@ -405,20 +410,7 @@ async fn a_stateless_act_whose_client_goes_away_is_still_audited() {
     let server = http_server(&demo, &settings).await;
     let key = demo.key(&demo.act_key_file);
     demo.control("jobs/hold").await;
-    let rehearsed: Value = stateless(&server, &key, 1, "rehearse_update", json!({}), json!({}))
-        .send()
-        .await
-        .expect("rehearse_update")
-        .json()
-        .await
-        .expect("one JSON body");
-    let rehearsal = rehearsed["result"]["content"][0]["text"]
-        .as_str()
-        .expect("a text block");
-    let offer = mcp::unframe(rehearsal).data["data"]["offer"]
-        .as_str()
-        .expect("an offer")
-        .to_owned();
+    let offer = rehearsed_update(&server, &key).await;
 
     let acting = stateless(
         &server,

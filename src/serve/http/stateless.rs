@@ -569,12 +569,15 @@ mod tests {
         ServerJsonRpcMessage::notification(ServerNotification::ProgressNotification(progress))
     }
 
-    /// A stream of progress sends each message as an event, then the answer, and ends there,
-    /// leaving the call be; dropped before the answer, as when the client goes away, it cancels
-    /// the call.
-    #[tokio::test]
-    async fn a_stream_ends_with_the_answer_and_cancels_the_call_when_dropped_before() {
-        let call = CancellationToken::new();
+    /// A stream of a call cancelled by `call`, that has told its first progress, with the ends
+    /// the call would send the rest through.
+    fn stream_of(
+        call: &CancellationToken,
+    ) -> (
+        mpsc::Sender<ServerJsonRpcMessage>,
+        oneshot::Sender<Written>,
+        Events,
+    ) {
         let (progress, told_rx) = mpsc::channel(4);
         let (answer, answered) = oneshot::channel();
         let stream = Events {
@@ -583,6 +586,16 @@ mod tests {
             answered,
             gone: call.clone().drop_guard(),
         };
+        (progress, answer, stream)
+    }
+
+    /// A stream of progress sends each message as an event, then the answer, and ends there,
+    /// leaving the call be; dropped before the answer, as when the client goes away, it cancels
+    /// the call.
+    #[tokio::test]
+    async fn a_stream_ends_with_the_answer_and_cancels_the_call_when_dropped_before() {
+        let call = CancellationToken::new();
+        let (progress, answer, stream) = stream_of(&call);
         let streamed = events(stream, CancellationToken::new());
         progress.send(told(2.0)).await.unwrap();
         drop(progress);
@@ -606,14 +619,7 @@ mod tests {
         assert!(!call.is_cancelled());
 
         let call = CancellationToken::new();
-        let (_progress, told_rx) = mpsc::channel(4);
-        let (_answer, answered) = oneshot::channel();
-        let stream = Events {
-            first: Some(told(1.0)),
-            told: told_rx,
-            answered,
-            gone: call.clone().drop_guard(),
-        };
+        let (_progress, _answer, stream) = stream_of(&call);
         drop(events(stream, CancellationToken::new()));
         assert!(call.is_cancelled());
     }
