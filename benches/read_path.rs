@@ -2,9 +2,10 @@
 //! status, and the same read through lemonfiber-mcp as `tools/call read_status` over HTTPS (in a
 //! session, and stateless on 2026-07-28) and over stdio, beside `ping` and `tools/list`. It
 //! prints latency at one client and calls a second and errors at 16 and 64 clients (both
-//! interleaved, so each kind sees the same machine), the server's CPU per call, its resident
-//! memory idle and with sessions open, its time to ready, and its allocations per call (counted
-//! on the threads of a server run in this process). The upstream is the demo stack, on loopback.
+//! interleaved, so each kind sees the same machine), the CPU a call costs the server, the stack
+//! and the clients, the server's resident memory idle and with sessions open, its time to ready,
+//! and its allocations per call (counted on the threads of a server run in this process). The
+//! upstreams are a fast stack of its own and the demo stack, both on loopback.
 //!
 //! `cargo bench --bench read_path` for the figures in docs/performance.md. CI runs
 //! `cargo test --bench read_path -- --short`: a few seconds a block, from the test build, which
@@ -29,6 +30,7 @@ use std::time::{Duration, Instant};
 
 use lemonfiber_mcp::serve::http;
 
+use bytes::Bytes;
 use serde::Deserialize;
 use serde::de::IgnoredAny;
 use serde_json::json;
@@ -200,9 +202,9 @@ impl Kind {
 }
 
 /// Whether `line` is the answer to a request and a result that is no error; `None` when it is
-/// no answer (a notification, or not JSON-RPC). Read as a load generator reads: skipping what it
-/// need not know, so the clients' own parsing takes as little as it can of the cores the server
-/// is measured on.
+/// no answer (a notification, or not JSON-RPC). A parse of the whole message: each kind's answer
+/// is read so once before it is measured (`Target::verified`), and `looks_succeeded` then stands
+/// in for it.
 fn succeeded(line: &str) -> Option<bool> {
     #[derive(Deserialize)]
     struct Message {
@@ -224,6 +226,24 @@ fn succeeded(line: &str) -> Option<bool> {
     }
 }
 
+/// What `succeeded` says of an answer, looked for as a load generator looks (wrk reads only the
+/// status): three searches for raw JSON text, not a parse. Outside a string a `"` is raw only
+/// around keys and strings, and inside one it is escaped, so no text the answer carries (the
+/// framed data in its content) can look like these; only a key of the structured content could.
+/// The direct call's client reads its answer's bytes and nothing more, and a client parsing each
+/// 7 KB answer in full cost about 130,000 instructions a call (more than half of what the fast
+/// stack and the client spent on it), which took the cores the server is measured on.
+fn looks_succeeded(answer: &[u8]) -> Option<bool> {
+    use memchr::memmem::find;
+    if find(answer, br#""result":{"#).is_some() {
+        Some(find(answer, br#""isError":true"#).is_none())
+    } else if find(answer, br#""error":{"#).is_some() {
+        Some(false)
+    } else {
+        None
+    }
+}
+
 // Bodies are written as text, as a load generator sends them, not built as JSON each call.
 fn call(id: u64, tool: &str) -> String {
     format!(
@@ -239,7 +259,7 @@ fn stateless_call(id: u64) -> String {
 
 impl Target {
     /// Posts `body` in `session`, or stateless (a `read_status` call) without one.
-    async fn post(&self, session: Option<&str>, body: String) -> Result<String, String> {
+    async fn post(&self, session: Option<&str>, body: String) -> Result<Bytes, String> {
         let request = self
             .mcp_client
             .post(&self.mcp)
@@ -258,16 +278,36 @@ impl Target {
         };
         let answer = request.send().await.map_err(|error| error.to_string())?;
         let status = answer.status();
-        let text = answer.text().await.map_err(|error| error.to_string())?;
-        // The answer is the last JSON-RPC message, whether sent as JSON or as an event.
+        let body = answer.bytes().await.map_err(|error| error.to_string())?;
+        if !status.is_success() || looks_succeeded(&body) != Some(true) {
+            return Err(format!("{status}: {}", shown(&body)));
+        }
+        Ok(body)
+    }
+
+    /// Posts `body` as `post` does, and reads the whole answer as JSON-RPC: it is the last message,
+    /// whether sent as JSON or as an event.
+    async fn verified(&self, session: Option<&str>, body: String) -> Result<(), String> {
+        let answer = self.post(session, body).await?;
+        let text = std::str::from_utf8(&answer).map_err(|error| error.to_string())?;
         let succeeded = text
             .lines()
             .rev()
             .find_map(|line| succeeded(line.strip_prefix("data:").unwrap_or(line).trim()));
-        if !status.is_success() || succeeded != Some(true) {
-            return Err(format!("{status}: {}", &text[..text.len().min(300)]));
+        match succeeded {
+            Some(true) => Ok(()),
+            _ => Err(format!("not a result: {}", shown(&answer))),
         }
-        Ok(text)
+    }
+
+    /// Each kind of MCP request this benchmark measures, answered and read in full.
+    async fn verify(&self, session: &str) -> Result<(), String> {
+        let ping = r#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#.to_owned();
+        let list = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#.to_owned();
+        self.verified(Some(session), ping).await?;
+        self.verified(Some(session), list).await?;
+        self.verified(Some(session), call(3, "read_status")).await?;
+        self.verified(None, stateless_call(4)).await
     }
 
     /// Opens a session: its identifier.
@@ -407,7 +447,7 @@ impl OverStdio {
                 .map_err(|error| error.to_string())?
                 .ok_or("closed")?;
             // Notifications the server sends meanwhile are not the answer.
-            match succeeded(&answer) {
+            match looks_succeeded(answer.as_bytes()) {
                 Some(true) => return Ok(()),
                 Some(false) => return Err(answer[..answer.len().min(300)].to_owned()),
                 None => {}
@@ -422,7 +462,7 @@ struct Block {
     calls: u64,
     wrong: u64,
     seconds: f64,
-    cpu_seconds: f64,
+    spent: Spent,
 }
 
 impl Block {
@@ -430,23 +470,76 @@ impl Block {
         self.calls += other.calls;
         self.wrong += other.wrong;
         self.seconds += other.seconds;
-        self.cpu_seconds += other.cpu_seconds;
+        self.spent = self.spent.plus(other.spent);
     }
 }
 
-/// One client for each of `sessions` asking `kind` over and over for `block`; the server's CPU
-/// (process `pid`) is what it spent meanwhile.
+/// The CPU each side of a call has used so far, in seconds.
+#[derive(Clone, Copy, Default)]
+struct Spent {
+    server: f64,
+    stack: f64,
+    clients: f64,
+}
+
+impl Spent {
+    /// What the server (process `pid`), `upstream` and this benchmark's clients have used: this
+    /// process less the fast stack's thread, when that is the upstream.
+    fn now(pid: u32, upstream: &Upstream) -> Spent {
+        let stack = cpu_seconds_in(&upstream.stat);
+        let this_process = cpu_seconds(std::process::id());
+        Spent {
+            server: cpu_seconds(pid),
+            stack,
+            clients: if upstream.in_this_process {
+                this_process - stack
+            } else {
+                this_process
+            },
+        }
+    }
+
+    fn plus(self, other: Spent) -> Spent {
+        Spent {
+            server: self.server + other.server,
+            stack: self.stack + other.stack,
+            clients: self.clients + other.clients,
+        }
+    }
+
+    fn less(self, other: Spent) -> Spent {
+        Spent {
+            server: self.server - other.server,
+            stack: self.stack - other.stack,
+            clients: self.clients - other.clients,
+        }
+    }
+
+    /// Each side's CPU a call, in µs, over `calls` calls.
+    fn per_call(self, calls: u64) -> Spent {
+        let calls = calls.max(1) as f64 / 1e6;
+        Spent {
+            server: self.server / calls,
+            stack: self.stack / calls,
+            clients: self.clients / calls,
+        }
+    }
+}
+
+/// One client for each of `sessions` asking `kind` over and over for `block`; the CPU the server
+/// (process `pid`), `upstream` and the clients spent meanwhile.
 async fn load(
     target: &Target,
     kind: Kind,
     sessions: &[String],
     block: Duration,
     pid: u32,
+    upstream: &Upstream,
 ) -> Block {
     let done = Arc::new(AtomicU64::new(0));
     let wrong = Arc::new(AtomicU64::new(0));
     let stop = Arc::new(AtomicBool::new(false));
-    let cpu_before = cpu_seconds(pid);
+    let before = Spent::now(pid, upstream);
     let began = Instant::now();
     let mut workers = Vec::new();
     for session in sessions {
@@ -478,8 +571,13 @@ async fn load(
         calls: done.load(Ordering::Relaxed),
         wrong: wrong.load(Ordering::Relaxed),
         seconds: began.elapsed().as_secs_f64(),
-        cpu_seconds: cpu_seconds(pid) - cpu_before,
+        spent: Spent::now(pid, upstream).less(before),
     }
+}
+
+/// The start of an answer, for an error message.
+fn shown(answer: &[u8]) -> String {
+    String::from_utf8_lossy(&answer[..answer.len().min(300)]).into_owned()
 }
 
 fn percentile(sorted: &[Duration], p: f64) -> f64 {
@@ -489,7 +587,12 @@ fn percentile(sorted: &[Duration], p: f64) -> f64 {
 
 /// The CPU time (user and system) a process has used, in seconds.
 fn cpu_seconds(pid: u32) -> f64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("the process's stat");
+    cpu_seconds_in(&format!("/proc/{pid}/stat"))
+}
+
+/// The CPU time (user and system) a process or a thread has used, in seconds, from its `stat`.
+fn cpu_seconds_in(stat: &str) -> f64 {
+    let stat = std::fs::read_to_string(stat).expect("a stat");
     let fields: Vec<&str> = stat.rsplit_once(") ").expect("stat").1.split(' ').collect();
     let ticks: f64 =
         fields[11].parse::<f64>().expect("utime") + fields[12].parse::<f64>().expect("stime");
@@ -511,6 +614,10 @@ fn resident_kib(pid: u32) -> u64 {
 /// not its allowances'.
 fn server_settings(address: &str, pin: &str, state: &Path) -> Vec<(&'static str, String)> {
     std::fs::create_dir_all(state).expect("a state folder");
+    // The server starts with an empty environment: a run trying another number of worker
+    // threads names it to the benchmark.
+    let threads = std::env::var("TOKIO_WORKER_THREADS").ok();
+    let threads = threads.map(|threads| ("TOKIO_WORKER_THREADS", threads));
     vec![
         ("LEMONFIBER_ADDRESS", address.to_owned()),
         ("LEMONFIBER_PIN", pin.to_owned()),
@@ -527,6 +634,9 @@ fn server_settings(address: &str, pin: &str, state: &Path) -> Vec<(&'static str,
         ("LEMONFIBER_PEER_RATE", "1000000".to_owned()),
         ("LEMONFIBER_UNDER_WAY", "1000".to_owned()),
     ]
+    .into_iter()
+    .chain(threads)
+    .collect()
 }
 
 /// The benchmark's own state folder, new and empty.
@@ -658,6 +768,9 @@ struct Upstream {
     name: &'static str,
     address: String,
     pin: String,
+    /// The `stat` of what answers the server's requests: the fast stack's thread, or the demo.
+    stat: String,
+    in_this_process: bool,
 }
 
 /// What one upstream's run gave, for the summary.
@@ -707,6 +820,7 @@ async fn through(
     };
     // One client, every kind interleaved.
     let session = target.session().await.expect("a session");
+    failed(target.verify(&session).await);
     let mut stdio = OverStdio::start(&upstream.address, &upstream.pin, key_file).await;
     let mut latencies: Vec<Vec<Duration>> = vec![Vec::new(); ONE_CLIENT.len() + 1];
     for round in 0..run.rounds + run.rounds / 10 {
@@ -755,12 +869,14 @@ async fn through(
     // sees the machine as it was through the whole run and not as it was during its own block.
     println!();
     println!(
-        "{:<38} {:>8} {:>10} {:>8} {:>14}",
+        "{:<38} {:>8} {:>10} {:>8} {:>16} {:>15} {:>17}",
         format!("upstream: {}; clients at once", upstream.name),
         "clients",
         "calls/s",
         "errors",
-        "server CPU/call"
+        "server CPU/call",
+        "stack CPU/call",
+        "clients' CPU/call"
     );
     let kinds = [Kind::Direct, Kind::ReadInSession, Kind::ReadStateless];
     let mut rates_at_16 = [0.0; 3];
@@ -793,12 +909,13 @@ async fn through(
                 } else {
                     &in_session
                 };
-                block.add(load(by, *kind, &sessions, run.load_block, pid).await);
+                block.add(load(by, *kind, &sessions, run.load_block, pid, upstream).await);
             }
         }
         for (at, (kind, block)) in kinds.iter().zip(&blocks).enumerate() {
             let rate = block.calls as f64 / block.seconds;
-            let per_call = block.cpu_seconds / block.calls.max(1) as f64 * 1e6;
+            let spent = block.spent.per_call(block.calls);
+            let per_call = spent.server;
             errors.fetch_add(block.wrong, Ordering::Relaxed);
             if clients == 16 {
                 rates_at_16[at] = rate;
@@ -812,12 +929,14 @@ async fn through(
                 format!("{per_call:.0} µs")
             };
             println!(
-                "{:<38} {:>8} {:>10.0} {:>8} {:>14}",
+                "{:<38} {:>8} {:>10.0} {:>8} {:>16} {:>12.0} µs {:>14.0} µs",
                 kind.name(),
                 clients,
                 rate,
                 block.wrong,
-                cpu
+                cpu,
+                spent.stack,
+                spent.clients
             );
         }
     }
@@ -861,11 +980,15 @@ async fn measure(run: &Run, short: bool) -> u64 {
             name: "fast",
             address: fast.address.clone(),
             pin: fast.pin.clone(),
+            stat: fast.stat.clone(),
+            in_this_process: true,
         },
         Upstream {
             name: "demo",
             address: demo.address.clone(),
             pin: demo.pin.clone(),
+            stat: format!("/proc/{}/stat", demo.pid().expect("the demo runs")),
+            in_this_process: false,
         },
     ];
     let errors = AtomicU64::new(0);

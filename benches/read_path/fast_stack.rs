@@ -26,6 +26,8 @@ pub struct FastStack {
     pub address: String,
     /// The SHA-256 fingerprint of its certificate, hex: `LEMONFIBER_PIN`.
     pub pin: String,
+    /// The `stat` of the thread it answers on, for the CPU it spends.
+    pub stat: String,
     handle: axum_server::Handle<std::net::SocketAddr>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
@@ -59,7 +61,10 @@ impl FastStack {
         });
         let handle = axum_server::Handle::new();
         let serving = handle.clone();
+        let (told, where_it_runs) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || {
+            // `/proc/thread-self` names this thread's folder as `<pid>/task/<tid>`.
+            let _ = told.send(std::fs::read_link("/proc/thread-self").expect("this thread"));
             let runtime = tokio::runtime::Builder::new_current_thread()
                 .enable_all()
                 .build()
@@ -77,9 +82,11 @@ impl FastStack {
                     .await;
             });
         });
+        let folder = where_it_runs.recv().expect("the stack's thread");
         FastStack {
             address,
             pin,
+            stat: format!("/proc/{}/stat", folder.display()),
             handle,
             thread: Some(thread),
         }
