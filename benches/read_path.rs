@@ -330,8 +330,8 @@ impl Target {
             .map(str::to_owned);
         let status = answer.status();
         let text = answer.text().await.map_err(|error| error.to_string())?;
-        let session = session
-            .ok_or_else(|| format!("no session: {status}: {}", &text[..text.len().min(300)]))?;
+        let session =
+            session.ok_or_else(|| format!("no session: {status}: {}", shown(text.as_bytes())))?;
         let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
         self.mcp_client
             .post(&self.mcp)
@@ -449,7 +449,7 @@ impl OverStdio {
             // Notifications the server sends meanwhile are not the answer.
             match looks_succeeded(answer.as_bytes()) {
                 Some(true) => return Ok(()),
-                Some(false) => return Err(answer[..answer.len().min(300)].to_owned()),
+                Some(false) => return Err(shown(answer.as_bytes())),
                 None => {}
             }
         }
