@@ -29,4 +29,5 @@ pub mod redact;
 pub mod serve;
 pub mod stack;
 mod state;
+mod tape;
 pub mod unlink;

@@ -15,6 +15,7 @@ use crate::stack::{Body, Reply};
 pub fn digest(reply: &Reply) -> String {
     let plan = match &reply.body {
         Body::Envelope(envelope) => {
+            let envelope = envelope.value();
             let mut data = envelope.get("data").cloned().unwrap_or(Value::Null);
             if let Some(fields) = data.as_object_mut() {
                 fields.remove("offer");
@@ -35,7 +36,9 @@ mod tests {
     fn report(data: Value) -> Reply {
         Reply {
             status: 200,
-            body: Body::Envelope(json!({"api_version": 1, "kind": "lifecycle", "data": data})),
+            body: Body::Envelope(
+                json!({"api_version": 1, "kind": "lifecycle", "data": data}).into(),
+            ),
             left_out: LeftOut::default(),
         }
     }

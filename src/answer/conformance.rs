@@ -8,7 +8,9 @@ use std::sync::LazyLock;
 use jsonschema::Validator;
 use serde_json::{Value, json};
 
+use super::handed::Data;
 use crate::catalogue::{TOOLS, ToolSpec};
+use crate::tape::{OnTape, View};
 
 /// The web API version the contract describes.
 pub const API_VERSION: u64 = 1;
@@ -28,11 +30,12 @@ pub struct Mismatch {
     pub named: Value,
 }
 
+/// Checks read an answer where it lies, in its indexed text (`tape`).
 struct Checks {
     /// The core's schema, every required field required: for an answer nothing was cut from.
-    whole: Validator,
+    whole: Validator<OnTape>,
     /// The schema a tool's output is published with: for an answer the door already cut.
-    cut: Validator,
+    cut: Validator<OnTape>,
 }
 
 /// Every read tool's checks, made once. A schema build.rs wrote that does not compile is a
@@ -48,7 +51,10 @@ static CHECKS: LazyLock<HashMap<&'static str, Checks>> = LazyLock::new(|| {
 fn checks_of(tool: &ToolSpec) -> Option<Checks> {
     let compile = |text: &str| {
         let schema: Value = serde_json::from_str(text).ok()?;
-        jsonschema::draft202012::new(&schema).ok()
+        jsonschema::options_for::<OnTape>()
+            .with_draft(jsonschema::Draft::Draft202012)
+            .build(&schema)
+            .ok()
     };
     Some(Checks {
         whole: compile(tool.answer_schema?)?,
@@ -56,25 +62,36 @@ fn checks_of(tool: &ToolSpec) -> Option<Checks> {
     })
 }
 
-/// Checks `answer` (an envelope the stack answered `tool`'s read with). `whole` says nothing was
-/// left out of it on the way in.
-pub fn check(tool: &str, answer: &Value, whole: bool) -> Result<(), Mismatch> {
+/// Checks `answer` (an envelope the stack answered `tool`'s read with, as it is handed over).
+/// `whole` says nothing was left out of it on the way in.
+pub fn check(tool: &str, answer: &Data, whole: bool) -> Result<(), Mismatch> {
     let Some(checks) = CHECKS.get(tool) else {
         return Ok(());
     };
+    let Some(tape) = answer.tape() else {
+        // Deeper than any answer serde_json reads: nothing was checked, so nothing conforms.
+        return Err(Mismatch {
+            api_version: None,
+            first: "/".to_owned(),
+            named: json!({ "at": "", "schema": "/" }),
+        });
+    };
     let validator = if whole { &checks.whole } else { &checks.cut };
+    let root = View::At(tape.root());
     // Nearly every answer conforms, and the yes-or-no check is the cheaper walk: where the
     // first difference lies is only asked of an answer that has one.
-    if validator.is_valid(answer) {
+    if validator.is_valid(root) {
         return Ok(());
     }
-    let Err(error) = validator.validate(answer) else {
+    let Err(error) = validator.validate(root) else {
         return Ok(());
     };
     let first = error.schema_path().to_string();
     Err(Mismatch {
-        api_version: answer["api_version"]
-            .as_u64()
+        api_version: tape
+            .root()
+            .get("api_version")
+            .and_then(|version| version.text().parse::<u64>().ok())
             .filter(|version| *version != API_VERSION),
         named: json!({ "at": error.instance_path().to_string(), "schema": first }),
         first,
@@ -115,6 +132,11 @@ pub fn check_kind(answer: &Value) -> Result<(), String> {
 mod tests {
     use super::*;
     use crate::catalogue;
+    use crate::redact::Secrets;
+
+    fn handed(answer: Value) -> Data {
+        Data::handed(answer.into(), &Secrets::default())
+    }
 
     #[test]
     fn every_read_answering_a_kind_has_schemas_that_compile() {
@@ -136,7 +158,7 @@ mod tests {
     #[test]
     fn an_answer_of_another_version_or_shape_is_named() {
         let answer = json!({"api_version": 2, "kind": "version", "data": {"surprise": true}});
-        let mismatch = check("read_version", &answer, true).expect_err("a mismatch");
+        let mismatch = check("read_version", &handed(answer), true).expect_err("a mismatch");
         assert_eq!(mismatch.api_version, Some(2));
         assert!(
             mismatch.first.ends_with("/properties/api_version/enum"),
@@ -144,7 +166,7 @@ mod tests {
             mismatch.first
         );
         let shape = json!({"api_version": 1, "kind": "version", "data": {"binary": 7}});
-        let mismatch = check("read_version", &shape, true).expect_err("a mismatch");
+        let mismatch = check("read_version", &handed(shape), true).expect_err("a mismatch");
         assert_eq!(mismatch.api_version, None);
         assert!(
             mismatch.named["at"]
@@ -158,9 +180,10 @@ mod tests {
     #[test]
     fn a_cut_answer_is_held_to_types_not_to_required_fields() {
         let cut = json!({"api_version": 1, "kind": "version", "data": {}, "left_out": {"items": 3, "bytes": 90}});
+        let cut = handed(cut);
         assert!(check("read_version", &cut, false).is_ok());
         assert!(check("read_version", &cut, true).is_err());
         let wrong_type = json!({"api_version": 1, "kind": "version", "data": {"binary": 7}});
-        assert!(check("read_version", &wrong_type, false).is_err());
+        assert!(check("read_version", &handed(wrong_type), false).is_err());
     }
 }

@@ -13,44 +13,108 @@ use serde_json::Value;
 
 use super::clean;
 use crate::redact::{self, Secrets};
+use crate::stack::envelope::Envelope;
+use crate::tape::Tape;
 
-/// The data, and its JSON as last written.
-pub struct Data {
-    value: Value,
-    json: String,
+/// The data a call came to, before it is handed over: a tree, or an envelope kept as the text
+/// the stack wrote (`stack::envelope`).
+#[derive(Debug)]
+pub enum Given {
+    Tree(Value),
+    Sent(Tape),
+}
+
+impl From<Envelope> for Given {
+    fn from(envelope: Envelope) -> Given {
+        match envelope.into_handed() {
+            Ok(tape) => Given::Sent(tape),
+            Err(value) => Given::Tree(value),
+        }
+    }
+}
+
+impl From<Value> for Given {
+    fn from(value: Value) -> Given {
+        Given::Tree(value)
+    }
+}
+
+/// The data as it is handed over, and its JSON.
+pub struct Data(Form);
+
+enum Form {
+    /// The stack's text, which needed nothing changed.
+    Sent(Tape),
+    /// A tree, and its JSON as last written.
+    Tree { value: Value, json: String },
 }
 
 impl Data {
-    pub fn handed(mut value: Value, withheld: &Secrets) -> Data {
+    pub fn handed(given: Given, withheld: &Secrets) -> Data {
         // JSON that could not be written, or may need it, is walked: the look only ever spares
-        // a walk, never skips one that is needed.
+        // a walk, never skips one that is needed. The stack's text is JSON as serde_json writes
+        // it, so the look sees what it would in the tree's JSON.
+        let needs_a_look =
+            |json: &str| clean::may_hide_in_json(json) || redact::may_hold(json, withheld);
+        let mut value = match given {
+            Given::Sent(tape) if !needs_a_look(tape.text()) => return Data(Form::Sent(tape)),
+            Given::Sent(tape) => tape.root().to_value(),
+            Given::Tree(value) => value,
+        };
         let unchanged = serde_json::to_string(&value)
             .ok()
-            .filter(|json| !clean::may_hide_in_json(json) && !redact::may_hold(json, withheld));
+            .filter(|json| !needs_a_look(json));
         let json = unchanged.unwrap_or_else(|| {
             clean_and_withhold(&mut value, withheld);
             to_json(&value)
         });
-        Data { value, json }
+        Data(Form::Tree { value, json })
     }
 
-    pub fn value(&self) -> &Value {
-        &self.value
+    /// The value as a tree, read from its JSON when it is kept as that.
+    #[cfg(test)]
+    pub fn value(&self) -> Cow<'_, Value> {
+        match &self.0 {
+            Form::Sent(tape) => Cow::Owned(tape.root().to_value()),
+            Form::Tree { value, .. } => Cow::Borrowed(value),
+        }
     }
 
     /// The value as compact JSON.
     pub fn json(&self) -> &str {
-        &self.json
+        match &self.0 {
+            Form::Sent(tape) => tape.text(),
+            Form::Tree { json, .. } => json,
+        }
+    }
+
+    /// The value's JSON indexed, or `None` past the depth serde_json reads to.
+    pub fn tape(&self) -> Option<Cow<'_, Tape>> {
+        match &self.0 {
+            Form::Sent(tape) => Some(Cow::Borrowed(tape)),
+            // serde_json wrote it, so it indexes.
+            Form::Tree { json, .. } => Tape::index(json.clone()).ok().map(Cow::Owned),
+        }
     }
 
     /// Changes the value, and writes its JSON again.
     pub fn change(&mut self, change: impl FnOnce(Value) -> Value) {
-        self.value = change(std::mem::take(&mut self.value));
-        self.json = to_json(&self.value);
+        let value = match &mut self.0 {
+            Form::Sent(tape) => tape.root().to_value(),
+            Form::Tree { value, .. } => std::mem::take(value),
+        };
+        let value = change(value);
+        self.0 = Form::Tree {
+            json: to_json(&value),
+            value,
+        };
     }
 
     pub fn into_value(self) -> Value {
-        self.value
+        match self.0 {
+            Form::Sent(tape) => tape.root().to_value(),
+            Form::Tree { value, .. } => value,
+        }
     }
 }
 
@@ -153,6 +217,27 @@ mod tests {
         prop::collection::vec(pieces, 0..6).prop_map(|pieces| pieces.concat())
     }
 
+    /// `value` as serde_json writes it, but each object's keys in the opposite order.
+    fn keys_reversed(value: &Value) -> String {
+        match value {
+            Value::Object(fields) => {
+                let members: Vec<String> = fields
+                    .iter()
+                    .rev()
+                    .map(|(key, field)| {
+                        format!("{}:{}", Value::from(key.as_str()), keys_reversed(field))
+                    })
+                    .collect();
+                format!("{{{}}}", members.join(","))
+            }
+            Value::Array(items) => {
+                let items: Vec<String> = items.iter().map(keys_reversed).collect();
+                format!("[{}]", items.join(","))
+            }
+            other => other.to_string(),
+        }
+    }
+
     fn hostile_json() -> impl Strategy<Value = Value> {
         let leaf = prop_oneof![
             Just(Value::Null),
@@ -177,9 +262,27 @@ mod tests {
             secrets.add(KEY);
             let mut walked = value.clone();
             clean_and_withhold(&mut walked, &secrets);
-            let data = Data::handed(value, &secrets);
-            prop_assert_eq!(data.value(), &walked);
+            let data = Data::handed(value.into(), &secrets);
+            let handed = data.value();
+            prop_assert_eq!(handed.as_ref(), &walked);
             prop_assert_eq!(data.json(), walked.to_string());
+        }
+
+        /// Issue 32: the stack's text handed on as it came is what its tree would have been,
+        /// whatever order the stack wrote its keys in.
+        #[test]
+        fn the_stacks_text_is_handed_over_as_its_tree_would_be(value in hostile_json()) {
+            let mut secrets = Secrets::default();
+            secrets.add(KEY);
+            let tree = Data::handed(Given::Tree(value.clone()), &secrets);
+            let walked = tree.value().into_owned();
+            for text in [value.to_string(), keys_reversed(&value)] {
+                let tape = Tape::index(text).expect("serde_json's text indexes");
+                let sent = Data::handed(Given::Sent(tape), &secrets);
+                prop_assert_eq!(sent.value().into_owned(), walked.clone());
+                let json: Value = serde_json::from_str(sent.json()).expect("JSON");
+                prop_assert_eq!(&json, &walked);
+            }
         }
     }
 
@@ -188,11 +291,11 @@ mod tests {
         let mut secrets = Secrets::default();
         secrets.add("lfk_00112233445566778899aabbccddeeff");
         let data = Data::handed(
-            json!({
+            Given::Tree(json!({
                 "ti\u{200B}tle": ["The Qu\u{200B}iet H\u{2066}ours\u{FEFF}", 3],
                 "echo": "key 0011223344\u{200D}5566778899AABBCCDDEEFF!",
                 "lfk_\u{200B}0011223344556677": true,
-            }),
+            })),
             &secrets,
         );
         let expected = json!({
@@ -200,7 +303,7 @@ mod tests {
             "echo": "key [withheld]!",
             "[withheld]": true,
         });
-        assert_eq!(data.value(), &expected);
+        assert_eq!(data.value().as_ref(), &expected);
         assert_eq!(data.json(), expected.to_string());
     }
 
@@ -208,8 +311,8 @@ mod tests {
     fn clean_data_is_handed_over_as_it_came() {
         let value =
             json!({"title": "Amélie — 東京物語 🎬", "path": "C:\\users", "n": [1, 2.5, null]});
-        let data = Data::handed(value.clone(), &Secrets::default());
-        assert_eq!(data.value(), &value);
+        let data = Data::handed(value.clone().into(), &Secrets::default());
+        assert_eq!(data.value().as_ref(), &value);
         assert_eq!(data.json(), value.to_string());
     }
 }

@@ -12,6 +12,7 @@ use std::time::Duration;
 
 use super::conformance;
 pub use super::handed::Data;
+use super::handed::Given;
 use super::sentences::{self, DATA_END, DATA_START, Via};
 use crate::access::consent::{Consent, NoConsent, OfferRefused};
 use crate::access::standing;
@@ -25,7 +26,7 @@ use crate::stack::{Body, Failure, File, Refusal, Reply, Scope};
 pub struct Answer {
     sentence: String,
     /// What the stack said, as it said it.
-    data: Option<Value>,
+    data: Option<Given>,
     /// What the door already left out of it.
     left_out: LeftOut,
     file: Option<File>,
@@ -115,9 +116,9 @@ impl Answer {
         }
     }
 
-    fn with_data(sentence: impl Into<String>, data: Value, is_error: bool) -> Answer {
+    fn with_data(sentence: impl Into<String>, data: impl Into<Given>, is_error: bool) -> Answer {
         Answer {
-            data: Some(data),
+            data: Some(data.into()),
             is_error,
             ..Answer::said(sentence)
         }
@@ -140,7 +141,7 @@ impl Answer {
         // types alone.
         if let Some(tool) = checked_as
             && let Some(data) = &mut data
-            && let Err(mismatch) = conformance::check(tool, data.value(), left_out.is_empty())
+            && let Err(mismatch) = conformance::check(tool, data, left_out.is_empty())
         {
             sentence = sentences::unlike_the_contract(tool, &mismatch);
             is_error = true;
@@ -160,7 +161,7 @@ impl Answer {
                     value
                 });
             }
-            if !left_out.is_empty() && data.value().is_object() {
+            if !left_out.is_empty() && data.json().starts_with('{') {
                 data.change(|mut value| {
                     if let Value::Object(fields) = &mut value {
                         fields.insert(
@@ -196,9 +197,9 @@ impl Answer {
 /// nothing was withheld). A file too large to attach keeps the stack's.
 fn handed_file(
     file: Option<File>,
-    mut data: Option<Value>,
+    mut data: Option<Given>,
     withheld: &Secrets,
-) -> (Option<(&'static str, Vec<u8>)>, Option<Value>) {
+) -> (Option<(&'static str, Vec<u8>)>, Option<Given>) {
     let Some(File {
         media_type,
         sha256,
@@ -211,10 +212,8 @@ fn handed_file(
     let bytes = redact::redact_bytes(bytes, withheld);
     let handed: [u8; 32] = Sha256::digest(&bytes).into();
     if handed != sha256
-        && let Some(about) = data
-            .as_mut()
-            .and_then(|data| data.get_mut("file"))
-            .and_then(Value::as_object_mut)
+        && let Some(Given::Tree(data)) = &mut data
+        && let Some(about) = data.get_mut("file").and_then(Value::as_object_mut)
     {
         about.insert("sha256".to_owned(), Value::from(hex::encode(handed)));
         about.insert("size_bytes".to_owned(), Value::from(bytes.len()));
@@ -302,7 +301,7 @@ pub fn answer(tool: &'static str, reply: Reply) -> Answer {
 /// The envelope of an answer, or what the stack answered instead of one.
 fn envelope_of(reply: Reply) -> Value {
     match reply.body {
-        Body::Envelope(envelope) => envelope,
+        Body::Envelope(envelope) => envelope.into_value(),
         Body::Lines(lines) => json!({ "lines": lines }),
         Body::File(file) => {
             json!({ "file": { "media_type": file.media_type, "size_bytes": file.size } })
@@ -336,6 +335,7 @@ pub fn stack_offer(reply: &Reply) -> Option<String> {
         return None;
     };
     envelope
+        .value()
         .pointer("/data/offer")
         .and_then(Value::as_str)
         .filter(|offer| !offer.trim().is_empty())
@@ -528,6 +528,13 @@ mod tests {
         (Secrets::default(), result_limit)
     }
 
+    /// An envelope as the door reads the stack's text of it: kept as that text, as the stack
+    /// wrote it, when serde_json would have written it so.
+    fn as_sent(envelope: &Value) -> crate::stack::envelope::Envelope {
+        crate::stack::envelope::Envelope::read(envelope.to_string().as_bytes())
+            .expect("an envelope")
+    }
+
     fn framed(answer: Answer, result_limit: usize) -> Framed {
         let (withheld, result_limit) = handover(result_limit);
         answer.framed(&Handover {
@@ -694,7 +701,7 @@ mod tests {
         #[test]
         fn the_framed_text_is_exactly_the_cleaned_data_inside_its_frame(data in any_json()) {
             let envelope = json!({"api_version": 1, "kind": "hostile", "data": data});
-            let reply = Reply { status: 200, body: Body::Envelope(envelope.clone()), left_out: LeftOut::default() };
+            let reply = Reply { status: 200, body: Body::Envelope(as_sent(&envelope)), left_out: LeftOut::default() };
             // A read whose answer has no kind, so any envelope is one the server hands over.
             let framed = framed(answer("read_logs", reply), 1024 * 1024);
             let (sentence, parsed) = unframe(&framed.text);
@@ -702,7 +709,7 @@ mod tests {
             let mut cleaned = envelope;
             clean_and_withhold(&mut cleaned, &Secrets::default());
             prop_assert_eq!(&parsed, &cleaned);
-            prop_assert_eq!(framed.data.as_ref().map(Data::value), Some(&cleaned));
+            prop_assert_eq!(framed.data.map(Data::into_value), Some(cleaned));
             prop_assert!(!framed.text.contains('\r'));
             prop_assert!(!framed.text.chars().any(|c| c != '\n' && is_hidden(c)));
         }
@@ -717,11 +724,11 @@ mod tests {
             let envelope = json!({"api_version": 1, "kind": "held", "data": {"items": items}});
             let mut cleaned = envelope.clone();
             clean_and_withhold(&mut cleaned, &Secrets::default());
-            let reply = Reply { status: 200, body: Body::Envelope(envelope), left_out: LeftOut::default() };
+            let reply = Reply { status: 200, body: Body::Envelope(as_sent(&envelope)), left_out: LeftOut::default() };
             let framed = framed(answer("read_logs", reply), result_limit);
             prop_assert!(framed.text.len() <= result_limit, "{} > {}", framed.text.len(), result_limit);
             let (sentence, parsed) = unframe(&framed.text);
-            prop_assert_eq!(framed.data.as_ref().map(Data::value), Some(&parsed));
+            prop_assert_eq!(framed.data.as_ref().map(|data| data.value().into_owned()), Some(parsed.clone()));
             let mut whole = Vec::new();
             strings(&cleaned, &mut whole);
             let mut kept = Vec::new();

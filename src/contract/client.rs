@@ -95,7 +95,9 @@ pub fn render_sdk(contract: &OpenAPI) -> Result<String, Problems> {
         .with_interface(progenitor::InterfaceStyle::Builder)
         .with_tag(progenitor::TagStyle::Merged)
         .with_inner_type(tokens(SDK_INNER)?)
-        .with_hooks(progenitor::HooksMode::Expected);
+        .with_hooks(progenitor::HooksMode::Expected)
+        // Read by the door itself, so an answer can be handed on as the text it came in.
+        .with_replacement("Envelope", ENVELOPE, std::iter::empty());
     let mut generator = progenitor::Generator::new(&settings);
     let generated = generator.generate_tokens(&contract).map_err(|error| {
         vec![format!(
@@ -115,7 +117,11 @@ pub fn render_sdk(contract: &OpenAPI) -> Result<String, Problems> {
     Ok(sdk.replace(PROGENITOR_PARSE, OWN_PARSE))
 }
 
-/// How progenitor's code parses a JSON answer, and the door's own parse that replaces it: the
-/// same answer and errors, parsed from text checked as UTF-8 once (`stack::reply::parsed`).
+/// The type every success is read as, in place of the one progenitor would generate.
+const ENVELOPE: &str = "crate::stack::envelope::Envelope";
+
+/// How progenitor's code parses a JSON answer, and the door's own reading that replaces it: the
+/// same answers and errors, a success kept as the stack's text where it can be
+/// (`stack::reply::parsed`).
 const PROGENITOR_PARSE: &str = "ResponseValue::from_response(";
 pub const OWN_PARSE: &str = "crate::stack::reply::parsed(";

@@ -150,6 +150,7 @@ pub fn completion(
     let typed = typed.to_lowercase();
     let mut values: Vec<String> = match &reply.body {
         Body::Envelope(envelope) => envelope
+            .value()
             .pointer(&format!("/data/{}", source.array))
             .and_then(Value::as_array)
             .into_iter()
@@ -180,7 +181,7 @@ mod tests {
     fn reply(data: Value) -> Reply {
         Reply {
             status: 200,
-            body: Body::Envelope(json!({"api_version": 1, "kind": "held", "data": data})),
+            body: Body::Envelope(json!({"api_version": 1, "kind": "held", "data": data}).into()),
             left_out: LeftOut::default(),
         }
     }

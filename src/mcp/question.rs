@@ -236,9 +236,10 @@ pub async fn put(
 ) -> String {
     let withheld = stack.withheld();
     let report = fresh.and_then(|reply| match &reply.body {
-        Body::Envelope(envelope) => envelope.get("data"),
+        Body::Envelope(envelope) => Some(envelope.value()),
         _ => None,
     });
+    let report = report.as_deref().and_then(|envelope| envelope.get("data"));
     let plan = plan(action, arguments, report, withheld);
     let takes_down = matches!(plan, Plan::Restart { .. } | Plan::Update { .. });
     let disturbs = if takes_down {
@@ -282,9 +283,9 @@ async fn read_data(stack: &Stack, read: Read, offer: &Offer) -> Option<Value> {
     let arguments = arguments::check(tool.parameters_for(offer.audience), None).ok()?;
     match stack.read(read, &arguments).await {
         Ok(Reply {
-            body: Body::Envelope(mut envelope),
+            body: Body::Envelope(envelope),
             ..
-        }) => Some(envelope.get_mut("data")?.take()),
+        }) => Some(envelope.into_value().get_mut("data")?.take()),
         Ok(_) => None,
         Err(failure) => {
             tracing::info!(

@@ -221,7 +221,7 @@ fn digest(reply: &Reply) -> [u8; 32] {
     let mut digest = Sha256::new();
     digest.update(reply.status.to_be_bytes());
     match &reply.body {
-        Body::Envelope(envelope) => digest.update(envelope.to_string()),
+        Body::Envelope(envelope) => digest.update(envelope.value().to_string()),
         Body::Lines(lines) => {
             for line in lines {
                 digest.update(line.to_string());

@@ -109,9 +109,7 @@ pub async fn claim(
         .send()
         .await
         .map_err(|error| ClaimFailure::Failed(failure(error)))?;
-    let envelope = serde_json::to_value(answer.into_inner())
-        .map_err(|_| ClaimFailure::NotMinted("not JSON"))?;
-    minted(&envelope)
+    minted(&answer.into_inner().into_value())
 }
 
 fn minted(envelope: &Value) -> Result<Minted, ClaimFailure> {

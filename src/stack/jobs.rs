@@ -24,6 +24,7 @@ pub fn started(reply: &Reply) -> Option<String> {
     let Body::Envelope(envelope) = &reply.body else {
         return None;
     };
+    let envelope = envelope.value();
     if reply.status != 202 || envelope.get("kind")?.as_str()? != "job" {
         return None;
     }
@@ -37,12 +38,12 @@ pub async fn ask(stack: &Stack, job: &str) -> Result<(u16, JobState), Failure> {
             status: 202,
             body: Body::Envelope(envelope),
             ..
-        }) => Ok((202, JobState::Running(envelope))),
+        }) => Ok((202, JobState::Running(envelope.into_value()))),
         Ok(Reply {
             status,
             body: Body::Envelope(envelope),
             ..
-        }) => Ok((status, JobState::Finished(envelope))),
+        }) => Ok((status, JobState::Finished(envelope.into_value()))),
         Ok(Reply { status, .. }) => Err(Failure::Unexpected {
             status: Some(status),
         }),

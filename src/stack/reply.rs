@@ -8,29 +8,45 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use super::bounded::{self, AnswerLimits};
+use super::envelope::Envelope;
 use super::image::{self, IMAGE_LIMIT};
-use super::sdk::types;
 use crate::catalogue::Streamed;
 use crate::cut::{self, LeftOut};
 
 /// A JSON answer as the generated SDK takes it, in place of progenitor's
-/// `ResponseValue::from_response`, which the generator swaps for this. Parsed from text checked as
-/// UTF-8 once, where a parse of bytes checks every string on its own (a seventh of the parse of
-/// the demo's status, with its two hundred strings and keys); an answer that is not UTF-8 is
-/// parsed as bytes, so it fails with the same error as before.
-pub(super) async fn parsed<T: serde::de::DeserializeOwned, E>(
+/// `ResponseValue::from_response`, which the generator swaps for this: a success is read as an
+/// [`Envelope`], anything else as JSON.
+pub(super) async fn parsed<T: FromAnswer, E>(
     response: reqwest::Response,
 ) -> Result<ResponseValue<T>, Error<E>> {
     let status = response.status();
     let headers = response.headers().clone();
     let bytes = response.bytes().await.map_err(Error::ResponseBodyError)?;
-    let inner = match std::str::from_utf8(&bytes) {
-        Ok(text) => serde_json::from_str(text),
-        Err(_) => serde_json::from_slice(&bytes),
-    };
-    match inner {
+    match T::from_answer(&bytes) {
         Ok(inner) => Ok(ResponseValue::new(inner, status, headers)),
         Err(error) => Err(Error::InvalidResponsePayload(bytes, error)),
+    }
+}
+
+/// How a JSON answer's bytes are read.
+pub(super) trait FromAnswer: Sized {
+    fn from_answer(bytes: &[u8]) -> serde_json::Result<Self>;
+}
+
+impl FromAnswer for Envelope {
+    fn from_answer(bytes: &[u8]) -> serde_json::Result<Envelope> {
+        Envelope::read(bytes)
+    }
+}
+
+impl FromAnswer for Value {
+    fn from_answer(bytes: &[u8]) -> serde_json::Result<Value> {
+        // Text checked as UTF-8 once, where a parse of bytes checks every string on its own; an
+        // answer that is not UTF-8 is parsed as bytes, so it fails with the same error as before.
+        match std::str::from_utf8(bytes) {
+            Ok(text) => serde_json::from_str(text),
+            Err(_) => serde_json::from_slice(bytes),
+        }
     }
 }
 
@@ -44,7 +60,7 @@ pub struct Reply {
 
 #[derive(Debug, Clone, PartialEq)]
 pub enum Body {
-    Envelope(Value),
+    Envelope(Envelope),
     /// One envelope a line; a line that is not JSON is kept as its text.
     Lines(Vec<Value>),
     File(File),
@@ -100,32 +116,11 @@ type Sent<T> = Result<T, Error<serde_json::Value>>;
 // `Failure` at once.
 #[allow(clippy::result_large_err)]
 impl Reply {
-    pub(super) fn from_envelope(response: ResponseValue<types::Envelope>) -> Sent<Reply> {
-        let status = response.status().as_u16();
-        let left_out = bounded::left_out(response.headers());
-        // Taken apart rather than serialized again, so the data is moved, not copied; a field
-        // the contract adds fails to compile here until it is handed on too.
-        let types::Envelope {
-            api_version,
-            data,
-            host,
-            job,
-            kind,
-        } = response.into_inner();
-        let mut envelope = serde_json::Map::new();
-        envelope.insert("api_version".to_owned(), api_version.into());
-        envelope.insert("data".to_owned(), data);
-        if let Some(host) = host {
-            envelope.insert("host".to_owned(), host.into());
-        }
-        if let Some(job) = job {
-            envelope.insert("job".to_owned(), job.into());
-        }
-        envelope.insert("kind".to_owned(), kind.into());
+    pub(super) fn from_envelope(response: ResponseValue<Envelope>) -> Sent<Reply> {
         Ok(Reply {
-            status,
-            body: Body::Envelope(Value::Object(envelope)),
-            left_out,
+            status: response.status().as_u16(),
+            left_out: bounded::left_out(response.headers()),
+            body: Body::Envelope(response.into_inner()),
         })
     }
 

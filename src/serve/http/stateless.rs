@@ -520,7 +520,7 @@ mod tests {
         result.meta = Some(MetaObject::new());
         let answer = || ToolAnswer {
             response: result.clone().into(),
-            structured: Some(Data::handed(structured.clone(), &Secrets::default())),
+            structured: Some(Data::handed(structured.clone().into(), &Secrets::default())),
         };
         let sent = written(Ok(answer()), RequestId::Number(4));
         assert_eq!(sent.status, StatusCode::OK);
