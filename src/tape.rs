@@ -33,7 +33,7 @@ const STOPS_A_STRING: [bool; 256] = {
 const DEEPEST: usize = 128;
 
 /// Text and its index.
-#[derive(Clone, PartialEq)]
+#[derive(Clone)]
 pub struct Tape {
     text: String,
     nodes: Vec<Node>,
@@ -49,7 +49,7 @@ impl std::fmt::Debug for Tape {
 /// One value: where its text lies, where the value after it (and all it holds) begins, and, for
 /// an array or object, how many elements or members it has. A member is its key's node followed
 /// by its value's.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, Copy)]
 struct Node {
     start: u32,
     end: u32,

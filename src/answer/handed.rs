@@ -18,7 +18,6 @@ use crate::tape::Tape;
 
 /// The data a call came to, before it is handed over: a tree, or an envelope kept as the text
 /// the stack wrote (`stack::envelope`).
-#[derive(Debug)]
 pub enum Given {
     Tree(Value),
     Sent(Tape),

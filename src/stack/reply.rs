@@ -41,12 +41,16 @@ impl FromAnswer for Envelope {
 
 impl FromAnswer for Value {
     fn from_answer(bytes: &[u8]) -> serde_json::Result<Value> {
-        // Text checked as UTF-8 once, where a parse of bytes checks every string on its own; an
-        // answer that is not UTF-8 is parsed as bytes, so it fails with the same error as before.
-        match std::str::from_utf8(bytes) {
-            Ok(text) => serde_json::from_str(text),
-            Err(_) => serde_json::from_slice(bytes),
-        }
+        read_json(bytes)
+    }
+}
+
+/// JSON read from text checked as UTF-8 once, where a parse of bytes checks every string on its
+/// own; an answer that is not UTF-8 is parsed as bytes, so it fails with serde_json's own error.
+pub(super) fn read_json<T: serde::de::DeserializeOwned>(bytes: &[u8]) -> serde_json::Result<T> {
+    match std::str::from_utf8(bytes) {
+        Ok(text) => serde_json::from_str(text),
+        Err(_) => serde_json::from_slice(bytes),
     }
 }
 
