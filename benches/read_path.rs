@@ -669,6 +669,8 @@ impl InProcess {
         let thread = std::thread::spawn(move || {
             SERVING.set(true);
             let runtime = http::runtime()
+                .expect("a number of threads")
+                .enable_all()
                 .on_thread_start(|| SERVING.set(true))
                 .build()
                 .expect("a runtime");

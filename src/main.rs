@@ -195,10 +195,17 @@ fn main() -> ExitCode {
     redact::redact_panics();
     init_logging();
     // Over stdio one client sends a message at a time: one thread answers it without handing it
-    // between threads (docs/performance.md). Every other command uses a thread per core.
+    // between threads (docs/performance.md). The HTTP mode sizes its own; every other command
+    // uses a thread per core.
     let mut runtime = match cli.command {
         Command::Stdio => tokio::runtime::Builder::new_current_thread(),
-        Command::Http { .. } => serve::http::runtime(),
+        Command::Http { .. } => match serve::http::runtime() {
+            Ok(runtime) => runtime,
+            Err(bad) => {
+                eprintln!("lemonfiber-mcp: {bad}");
+                return ExitCode::from(EXIT_BAD_SETTINGS);
+            }
+        },
         _ => tokio::runtime::Builder::new_multi_thread(),
     };
     let runtime = match runtime.enable_all().build() {
