@@ -138,13 +138,13 @@ impl<'a> At<'a> {
         let Kind::String { escaped } = node.kind else {
             return None;
         };
-        let text = &self.tape.text[node.start as usize..node.end as usize];
-        let inside = &text[1..text.len() - 1];
         if !escaped {
-            return Some(Cow::Borrowed(inside));
+            // Inside its quotes, which are a byte each.
+            let inside = node.start as usize + 1..node.end as usize - 1;
+            return self.tape.text.get(inside).map(Cow::Borrowed);
         }
         // Indexed strings hold only escapes serde_json writes, which serde_json reads back.
-        serde_json::from_str(text).ok().map(Cow::Owned)
+        serde_json::from_str(self.text()).ok().map(Cow::Owned)
     }
 
     /// An array's elements, or an object's members' values with their keys (as strings).
