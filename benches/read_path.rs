@@ -29,6 +29,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use lemonfiber_mcp::serve::http;
+use lemonfiber_mcp::threads;
 
 use bytes::Bytes;
 use serde::Deserialize;
@@ -668,7 +669,7 @@ impl InProcess {
         let (ready, started) = std::sync::mpsc::channel();
         let thread = std::thread::spawn(move || {
             SERVING.set(true);
-            let runtime = http::runtime()
+            let runtime = threads::for_http()
                 .expect("a number of threads")
                 .enable_all()
                 .on_thread_start(|| SERVING.set(true))

@@ -30,4 +30,5 @@ pub mod serve;
 pub mod stack;
 mod state;
 mod tape;
+pub mod threads;
 pub mod unlink;

@@ -8,7 +8,7 @@ use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
 use lemonfiber_mcp::serve::{self, Fatal};
-use lemonfiber_mcp::{check, demo, grants, install, link, redact, unlink};
+use lemonfiber_mcp::{check, demo, grants, install, link, redact, threads, unlink};
 
 #[global_allocator]
 static ALLOCATOR: lemonfiber_mcp::allocator::Allocator = lemonfiber_mcp::allocator::Allocator;
@@ -194,19 +194,17 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     redact::redact_panics();
     init_logging();
-    // Over stdio one client sends a message at a time: one thread answers it without handing it
-    // between threads (docs/performance.md). The HTTP mode sizes its own; every other command
-    // uses a thread per core.
-    let mut runtime = match cli.command {
-        Command::Stdio => tokio::runtime::Builder::new_current_thread(),
-        Command::Http { .. } => match serve::http::runtime() {
-            Ok(runtime) => runtime,
-            Err(bad) => {
-                eprintln!("lemonfiber-mcp: {bad}");
-                return ExitCode::from(EXIT_BAD_SETTINGS);
-            }
-        },
-        _ => tokio::runtime::Builder::new_multi_thread(),
+    let runtime = match cli.command {
+        Command::Stdio => Ok(threads::for_stdio()),
+        Command::Http { .. } => threads::for_http(),
+        _ => threads::for_the_rest(),
+    };
+    let mut runtime = match runtime {
+        Ok(runtime) => runtime,
+        Err(bad) => {
+            eprintln!("lemonfiber-mcp: {bad}");
+            return ExitCode::from(EXIT_BAD_SETTINGS);
+        }
     };
     let runtime = match runtime.enable_all().build() {
         Ok(runtime) => runtime,

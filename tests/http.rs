@@ -303,29 +303,38 @@ async fn refuses_to_start_with_a_key_in_its_environment_or_nowhere_to_listen() {
     }
 }
 
-/// A thread count that is not one is refused by name before anything starts, where the runtime
-/// library would panic on it.
+/// A `TOKIO_WORKER_THREADS` that is not a whole number from 1 is refused by name before anything
+/// starts, by the HTTP mode and by the commands that run a thread for each core, where the
+/// runtime library would panic on it.
 #[test]
-fn refuses_a_number_of_threads_that_is_not_one() {
+fn refuses_a_thread_count_that_is_not_a_number() {
     for asked in ["0", "two", "-1", ""] {
         let state = Scratch::at(fresh_dir("threads"));
-        let output = std::process::Command::new(BINARY)
-            .arg("http")
-            .env_clear()
-            .env("TOKIO_WORKER_THREADS", asked)
-            .env("LEMONFIBER_LISTEN", "127.0.0.1:0")
-            .env("LEMONFIBER_ADDRESS", "127.0.0.1:9")
-            .env("LEMONFIBER_STATE", state.display().to_string())
-            .output()
-            .expect("runs");
-        assert_eq!(output.status.code(), Some(2), "{asked:?}");
-        let stderr = String::from_utf8_lossy(&output.stderr);
-        assert!(
-            stderr.contains(&format!("TOKIO_WORKER_THREADS is {asked:?}")),
-            "{stderr}"
-        );
-        assert!(!stderr.contains("panicked"), "{stderr}");
-        assert!(!state.exists(), "nothing is written for {asked:?}");
+        let state_text = state.display().to_string();
+        let serve: &[&str] = &["http"];
+        let demo: &[&str] = &["demo", "--key-dir", &state_text];
+        for command in [serve, demo] {
+            let output = std::process::Command::new(BINARY)
+                .args(command)
+                .env_clear()
+                .env("TOKIO_WORKER_THREADS", asked)
+                .env("LEMONFIBER_LISTEN", "127.0.0.1:0")
+                .env("LEMONFIBER_ADDRESS", "127.0.0.1:9")
+                .env("LEMONFIBER_STATE", &state_text)
+                .output()
+                .expect("runs");
+            assert_eq!(output.status.code(), Some(2), "{command:?} {asked:?}");
+            let stderr = String::from_utf8_lossy(&output.stderr);
+            assert!(
+                stderr.contains(&format!("TOKIO_WORKER_THREADS is {asked:?}")),
+                "{stderr}"
+            );
+            assert!(!stderr.contains("panicked"), "{stderr}");
+            assert!(
+                !state.exists(),
+                "nothing is written for {command:?} {asked:?}"
+            );
+        }
     }
 }
 

@@ -220,43 +220,6 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     })
 }
 
-/// The runtime the HTTP mode runs on: a thread for every two cores, at least one, or the number
-/// `TOKIO_WORKER_THREADS` gives. The stack it fronts usually shares the machine, and on two cores
-/// one thread answered more calls a second, at less CPU a call, than two handing each request
-/// between them. One thread is tokio's current-thread runtime, which waits for the network on the
-/// thread that runs the work: a multi-thread runtime of one worker took half as much CPU again a
-/// call at 16 clients (docs/performance.md).
-pub fn runtime() -> Result<tokio::runtime::Builder, BadThreads> {
-    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
-    let threads = match std::env::var("TOKIO_WORKER_THREADS") {
-        Ok(asked) => asked
-            .trim()
-            .parse::<usize>()
-            .ok()
-            .filter(|threads| *threads > 0)
-            .ok_or(BadThreads(asked))?,
-        Err(std::env::VarError::NotUnicode(asked)) => {
-            return Err(BadThreads(asked.to_string_lossy().into_owned()));
-        }
-        Err(std::env::VarError::NotPresent) => (cores / 2).max(1),
-    };
-    Ok(if threads == 1 {
-        tokio::runtime::Builder::new_current_thread()
-    } else {
-        let mut runtime = tokio::runtime::Builder::new_multi_thread();
-        runtime.worker_threads(threads);
-        runtime
-    })
-}
-
-/// `TOKIO_WORKER_THREADS` set to something other than a number of threads.
-#[derive(Debug, thiserror::Error)]
-#[error(
-    "TOKIO_WORKER_THREADS is {0:?}, which is not a number of threads: give a whole number, 1 or \
-     more, or leave it unset for one thread for every two cores"
-)]
-pub struct BadThreads(String);
-
 /// The HTTP mode, started: what `run` says it serves, and the server.
 pub struct Started {
     /// The URL a client uses.
