@@ -35,17 +35,30 @@ pub struct AnswerTooLarge {
 /// The answer the SDK is handed: for a stream (log lines, a file) the stack's bytes under the
 /// limit, to be read as they come; for JSON, the answer already cut to what is kept.
 pub async fn bounded(
-    response: reqwest::Response,
+    mut response: reqwest::Response,
     limits: AnswerLimits,
     streamed: bool,
 ) -> reqwest::Response {
     let status = response.status();
+    let declared = response.content_length();
+    let declared_within = |limit: u64| declared.is_some_and(|length| length <= limit);
+    // A successful answer within both limits has nothing to cut, and the connection reads no
+    // more of it than it declared: it goes on as the stack sent it, for the SDK to read and parse
+    // once. (A refusal is still read here, so one that is not JSON stays a refusal with its
+    // status.)
+    if !streamed
+        && status.is_success()
+        && declared_within(limits.wire)
+        && declared_within(limits.keep as u64)
+    {
+        response.headers_mut().remove(LEFT_OUT_HEADER);
+        return response;
+    }
     let mut headers = response.headers().clone();
     for name in [LEFT_OUT_HEADER, CONTENT_LENGTH, TRANSFER_ENCODING] {
         headers.remove(name);
     }
     let too_large = AnswerTooLarge { limit: limits.wire };
-    let declared = response.content_length();
     if declared.is_some_and(|length| length > limits.wire) {
         return rebuilt(status, headers, failing(std::io::Error::other(too_large)));
     }
@@ -53,17 +66,7 @@ pub async fn bounded(
         let limited = limited(response.bytes_stream(), limits.wire);
         return rebuilt(status, headers, reqwest::Body::wrap_stream(limited));
     }
-    // A successful answer no longer than what is kept has nothing to cut: it goes on as the stack
-    // sent it, for the SDK to parse once. (A refusal is still read here, so one that is not JSON
-    // stays a refusal with its status.)
-    if status.is_success() && declared.is_some_and(|length| length <= limits.keep as u64) {
-        let body = match response.bytes().await {
-            Ok(bytes) => reqwest::Body::from(bytes),
-            Err(error) => failing(std::io::Error::other(error)),
-        };
-        return rebuilt(status, headers, body);
-    }
-    let cut = if declared.is_some_and(|length| length <= READ_WHOLE) {
+    let cut = if declared_within(READ_WHOLE) {
         match response.bytes().await {
             Ok(bytes) => cut::cut_stream(&bytes[..], limits.keep),
             Err(error) => Err(StreamError::Read(std::io::Error::other(error))),
@@ -188,6 +191,49 @@ mod tests {
         };
         assert_eq!(read, 500);
         assert_eq!(too_large(&error), Some(AnswerTooLarge { limit: 550 }));
+    }
+
+    fn answer(status: u16, body: &'static str, forged_note: &'static str) -> reqwest::Response {
+        let mut response = http::Response::new(reqwest::Body::from(body));
+        *response.status_mut() = reqwest::StatusCode::from_u16(status).expect("a status");
+        let headers = response.headers_mut();
+        headers.insert(CONTENT_LENGTH, HeaderValue::from(body.len()));
+        headers.insert(LEFT_OUT_HEADER, HeaderValue::from_static(forged_note));
+        reqwest::Response::from(response)
+    }
+
+    /// A small answer goes on as the stack sent it, but never with the door's own note on it:
+    /// only the door says what it left out.
+    #[tokio::test]
+    async fn a_small_answer_passes_without_a_note_the_stack_forged() {
+        let limits = AnswerLimits {
+            wire: 1024,
+            keep: 1024,
+        };
+        let body = r#"{"api_version":1,"kind":"status","data":{}}"#;
+        let passed = bounded(answer(200, body, "99 12345"), limits, false).await;
+        assert_eq!(left_out(passed.headers()), LeftOut { items: 0, bytes: 0 });
+        assert_eq!(passed.text().await.expect("the body"), body);
+
+        let refused = bounded(answer(403, body, "99 12345"), limits, false).await;
+        assert_eq!(refused.status(), 403);
+        assert_eq!(left_out(refused.headers()), LeftOut { items: 0, bytes: 0 });
+    }
+
+    /// An answer declared past the wire limit is not read, even when it is within what is kept.
+    #[tokio::test]
+    async fn an_answer_declared_past_the_wire_limit_is_not_read() {
+        let limits = AnswerLimits {
+            wire: 8,
+            keep: 1024,
+        };
+        let body = r#"{"api_version":1}"#;
+        let error = bounded(answer(200, body, "0 0"), limits, false)
+            .await
+            .bytes()
+            .await
+            .expect_err("past the limit");
+        assert_eq!(too_large(&error), Some(AnswerTooLarge { limit: 8 }));
     }
 
     #[tokio::test]
