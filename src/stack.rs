@@ -299,6 +299,9 @@ fn client(
         .timeout(ANSWER_TIMEOUT)
         .no_proxy()
         .redirect(reqwest::redirect::Policy::none())
+        // A request is sent once: an act the stack may have taken is never sent again behind the
+        // caller's back, and with nothing to resend, no request is copied in case it is.
+        .retry(reqwest::retry::never().max_retries_per_request(0))
         .user_agent(concat!("lemonfiber-mcp/", env!("CARGO_PKG_VERSION")))
         .build()
         .map_err(SetupError::Client)?;
