@@ -237,7 +237,16 @@ fn written(outcome: Result<ToolAnswer, McpError>, id: RequestId) -> Written {
 /// it already is. A response is written with its result last, so the result's object closes just
 /// before the message's does; `None` if it is not written so.
 fn spliced(message: &ServerJsonRpcMessage, structured: &Data) -> Option<Vec<u8>> {
-    let mut written = serde_json::to_vec(message).ok()?;
+    // Room for the message at once: the framed text holds the data's JSON again, written with
+    // its quotes escaped, so the whole is about three times the data; a buffer grown to it as it
+    // is written would copy what it holds at each doubling.
+    let room = structured
+        .json()
+        .len()
+        .saturating_mul(3)
+        .saturating_add(1024);
+    let mut written = Vec::with_capacity(room);
+    serde_json::to_writer(&mut written, message).ok()?;
     let at = written.len().checked_sub(2)?;
     if written[at..] != *b"}}" {
         return None;
