@@ -109,6 +109,7 @@ fn main() {
     let arguments: Vec<String> = std::env::args().collect();
     let short = arguments.iter().any(|arg| arg == "--short");
     let reads = count_after(&arguments, "--reads");
+    let session_reads = count_after(&arguments, "--session-reads");
     let sessions = count_after(&arguments, "--sessions").map(|count| count as usize);
     let run = if short {
         Run {
@@ -130,10 +131,11 @@ fn main() {
         .enable_all()
         .build()
         .expect("a runtime");
-    let errors = match (reads, sessions) {
-        (Some(count), _) => runtime.block_on(reads_only(count)),
-        (None, Some(count)) => runtime.block_on(sessions_only(count)),
-        (None, None) => runtime.block_on(measure(&run, short)),
+    let errors = match (reads, session_reads, sessions) {
+        (Some(count), _, _) => runtime.block_on(reads_only(Kind::ReadStateless, count)),
+        (None, Some(count), _) => runtime.block_on(reads_only(Kind::ReadInSession, count)),
+        (None, None, Some(count)) => runtime.block_on(sessions_only(count)),
+        (None, None, None) => runtime.block_on(measure(&run, short)),
     };
     if errors > 0 {
         eprintln!("{errors} requests failed");
@@ -1090,11 +1092,22 @@ impl Alone {
         }
     }
 
-    /// `count` stateless reads, one after another; the number that failed.
-    async fn read(&self, count: u64) -> u64 {
+    /// `count` reads of `kind`, one after another (in one session opened first, for a read in a
+    /// session); the number that failed.
+    async fn read(&self, kind: Kind, count: u64) -> u64 {
+        let session = match kind {
+            Kind::ReadInSession => match self.target.session().await {
+                Ok(session) => session,
+                Err(error) => {
+                    eprintln!("error: {error}");
+                    return count;
+                }
+            },
+            _ => String::new(),
+        };
         let mut errors = 0;
         for id in 0..count {
-            if let Err(error) = self.target.once(Kind::ReadStateless, "", id).await {
+            if let Err(error) = self.target.once(kind, &session, id).await {
                 errors += 1;
                 eprintln!("error: {error}");
             }
@@ -1109,17 +1122,19 @@ impl Alone {
     }
 }
 
-/// Only `count` stateless reads, one after another, through a server in front of the fast
-/// stack, and nothing else: for counting the server's instructions, which unlike its seconds are
-/// the same on every run, so a change's cost shows however busy the machine is. Run as
+/// Only `count` reads of `kind` (`--reads` stateless, `--session-reads` in one session), one
+/// after another, through a server in front of the fast stack, and nothing else: for counting
+/// the server's instructions, which unlike its seconds are the same on every run, so a change's
+/// cost shows however busy the machine is. Run as
 /// `valgrind --tool=callgrind --trace-children=yes --trace-children-skip-by-arg=demo` over the
 /// benchmark with two counts; the difference of the server's totals over the difference of the
 /// counts is a read's.
-async fn reads_only(count: u64) -> u64 {
+async fn reads_only(kind: Kind, count: u64) -> u64 {
     let alone = Alone::start().await;
-    let errors = alone.read(count).await;
+    let errors = alone.read(kind, count).await;
     println!(
-        "{count} stateless reads through server {}",
+        "{count} of {} through server {}",
+        kind.name(),
         alone.server.pid()
     );
     alone.stop();
@@ -1130,7 +1145,7 @@ async fn reads_only(count: u64) -> u64 {
 /// a change's cost in memory (the allocator's, say), without the whole run.
 async fn sessions_only(count: usize) -> u64 {
     let alone = Alone::start().await;
-    let errors = AtomicU64::new(alone.read(count as u64).await);
+    let errors = AtomicU64::new(alone.read(Kind::ReadStateless, count as u64).await);
     let pid = alone.server.pid();
     println!(
         "resident memory after {count} reads: {:.1} MB",
