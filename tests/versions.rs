@@ -631,3 +631,208 @@ fn unsealed(text: &str) -> String {
     unsealed.push_str(rest);
     unsealed
 }
+
+/// A session opened with `version` whose client has said it is initialized: its identifier.
+async fn begun(server: &http_server::HttpServer, key: &str, version: &str) -> String {
+    let (session, _) = initialize(server, key, version).await;
+    let initialized = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+    let said = in_session(server, key, &session, version, &initialized)
+        .send()
+        .await
+        .expect("notifications/initialized");
+    assert_eq!(said.status(), reqwest::StatusCode::ACCEPTED);
+    session
+}
+
+/// A request of `session`'s, as a client of `version` sends it (2025-03-26 named no version).
+fn in_session(
+    server: &http_server::HttpServer,
+    key: &str,
+    session: &str,
+    version: &str,
+    body: &Value,
+) -> reqwest::RequestBuilder {
+    let request = server
+        .post(Some(key), body)
+        .header("mcp-session-id", session);
+    if version == "2025-03-26" {
+        request
+    } else {
+        request.header("mcp-protocol-version", version)
+    }
+}
+
+/// An answer in a session as a client sees it: its status, its type, and its one JSON-RPC
+/// message (from a stream of events, or alone), with what is made afresh made the same.
+async fn session_answer(request: reqwest::RequestBuilder) -> (u16, String, Value) {
+    let answer = request.send().await.expect("an answer");
+    let status = answer.status().as_u16();
+    let kind = answer.headers()["content-type"]
+        .to_str()
+        .expect("text")
+        .to_owned();
+    let body = answer.text().await.expect("a body");
+    let mut said = messages(&body);
+    assert_eq!(said.len(), 1, "one message: {body}");
+    let mut message = said.remove(0);
+    unseal(&mut message);
+    (status, kind, message)
+}
+
+/// Issue 32: a read in a session that has begun is served in the request's own task, not
+/// through the MCP library, as one JSON body that holds what the library's stream would: the
+/// same call is sent as the official clients send it (served by the server) and with a weighted
+/// `Accept` (left to the library), on each version a session speaks.
+#[tokio::test]
+async fn a_read_in_a_session_the_server_serves_itself_is_answered_as_the_library_answers_it() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let read = demo.key(&demo.read_key_file);
+    let member = demo.key(&demo.member_key_file);
+    let calls = [
+        (&read, "read_status", json!({})),
+        (&read, "connection", json!({})),
+        (&read, "read_logs", json!({"lines": "many"})),
+        (&read, "read_status", json!({"unasked": true})),
+        (&read, "read_held_by_id", json!({"id": "ttl-no-such-title"})),
+        (&read, "read_held_by_id", json!({"id": "../credentials"})),
+        (&member, "read_status", json!({})),
+        (&member, "read_requests", json!({})),
+    ];
+    for version in ["2025-03-26", "2025-06-18", "2025-11-25"] {
+        let sessions = [
+            (&read, begun(&server, &read, version).await),
+            (&member, begun(&server, &member, version).await),
+        ];
+        for (id, (key, tool, arguments)) in (1..).zip(&calls) {
+            let (_, session) = sessions
+                .iter()
+                .find(|(of, _)| of == key)
+                .expect("a session");
+            let body = http_server::call(id, tool, arguments.clone());
+            let served_here = in_session(&server, key, session, version, &body);
+            let by_the_library = in_session(&server, key, session, version, &body)
+                .header("accept", "application/json;q=1, text/event-stream");
+            let here = session_answer(served_here).await;
+            let library = session_answer(by_the_library).await;
+            assert_eq!(here.1, "application/json", "{version} {tool}: served here");
+            assert!(
+                library.1.starts_with("text/event-stream"),
+                "{version} {tool}: {}",
+                library.1
+            );
+            assert_eq!((here.0, here.2), (library.0, library.2), "{version} {tool}");
+        }
+    }
+}
+
+/// Issue 32: what a read served in the request's own task would answer differently from the
+/// library goes to the library, which answers with its stream: an act, a read asking for
+/// progress or naming its own version, a session whose client has not yet said it is
+/// initialized, and one whose client asked for the server's notices.
+#[tokio::test]
+async fn a_call_in_a_session_that_only_the_library_answers_as_it_would_is_left_to_it() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let read = demo.key(&demo.read_key_file);
+    let act = demo.key(&demo.act_key_file);
+    let version = "2025-11-25";
+    let streamed = |answer: (u16, String, Value), what: &str| {
+        assert!(
+            answer.1.starts_with("text/event-stream"),
+            "{what}: {answer:?}"
+        );
+        answer.2
+    };
+
+    let acting = begun(&server, &act, version).await;
+    let rehearsed = in_session(
+        &server,
+        &act,
+        &acting,
+        version,
+        &http_server::call(1, "rehearse_update", json!({})),
+    );
+    let rehearsed = streamed(session_answer(rehearsed).await, "a rehearsal");
+    assert_eq!(rehearsed["result"]["isError"], false, "{rehearsed}");
+
+    let session = begun(&server, &read, version).await;
+    let mut progress = http_server::call(2, "read_status", json!({}));
+    progress["params"]["_meta"] = json!({"progressToken": "p"});
+    let mut versioned = http_server::call(3, "read_status", json!({}));
+    versioned["params"]["_meta"] = json!({"io.modelcontextprotocol/protocolVersion": version});
+    for (body, what) in [
+        (progress, "progress asked for"),
+        (versioned, "a version named"),
+    ] {
+        let answer = in_session(&server, &read, &session, version, &body);
+        streamed(session_answer(answer).await, what);
+    }
+    let other_version = in_session(
+        &server,
+        &read,
+        &session,
+        "2025-06-18",
+        &http_server::call(4, "read_status", json!({})),
+    );
+    streamed(session_answer(other_version).await, "another version");
+
+    let (unready, _) = initialize(&server, &read, version).await;
+    let early = in_session(
+        &server,
+        &read,
+        &unready,
+        version,
+        &http_server::call(5, "read_status", json!({})),
+    );
+    let early = streamed(session_answer(early).await, "before initialized");
+    assert_eq!(early["result"]["isError"], false, "{early}");
+
+    let hearing = begun(&server, &read, version).await;
+    let asked = json!({"jsonrpc": "2.0", "id": 6, "method": "logging/setLevel",
+        "params": {"level": "warning"}});
+    let asked = session_answer(in_session(&server, &read, &hearing, version, &asked)).await;
+    assert_eq!(asked.2["result"], json!({}), "{asked:?}");
+    let read_then = in_session(
+        &server,
+        &read,
+        &hearing,
+        version,
+        &http_server::call(7, "read_status", json!({})),
+    );
+    streamed(session_answer(read_then).await, "notices asked for");
+}
+
+/// Issue 32: a session whose reads are all served in the request's own task is still the
+/// key's, and ends as any does: a DELETE ends it, and a read of it then is not found.
+#[tokio::test]
+async fn a_session_whose_reads_are_served_here_ends_when_its_client_ends_it() {
+    let demo = DemoStack::start().await;
+    let server = http_server(&demo, &[]).await;
+    let read = demo.key(&demo.read_key_file);
+    let version = "2025-11-25";
+    let session = begun(&server, &read, version).await;
+    let call = http_server::call(1, "read_status", json!({}));
+    let served = session_answer(in_session(&server, &read, &session, version, &call)).await;
+    assert_eq!(served.1, "application/json");
+    let ended = server
+        .client
+        .delete(&server.url)
+        .bearer_auth(&read)
+        .header("mcp-session-id", &session)
+        .send()
+        .await
+        .expect("DELETE");
+    assert!(ended.status().is_success(), "{}", ended.status());
+    let after = in_session(&server, &read, &session, version, &call)
+        .send()
+        .await
+        .expect("a read after");
+    assert_eq!(after.status(), reqwest::StatusCode::NOT_FOUND);
+    let other = demo.key(&demo.member_key_file);
+    let elsewhere = in_session(&server, &other, &session, version, &call)
+        .send()
+        .await
+        .expect("another key's read");
+    assert_eq!(elsewhere.status(), reqwest::StatusCode::NOT_FOUND);
+}

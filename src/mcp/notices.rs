@@ -31,6 +31,11 @@ impl Notices {
         *lock(&self.0) = Some(request.level);
     }
 
+    /// Whether the client has asked for notices.
+    pub fn asked_for(&self) -> bool {
+        lock(&self.0).is_some()
+    }
+
     /// Tells the client `sentence`, if it asked for notices this severe.
     pub async fn tell(&self, peer: &Peer<RoleServer>, severity: Severity, sentence: &str) {
         let level = match severity {

@@ -14,6 +14,7 @@ use rmcp::model::{
     ReadResourceResult, RequestMetaObject, ServerConfig, SubscriptionFilter, Tool,
 };
 use rmcp::service::{NotificationContext, RequestContext, SubscriptionContext};
+use rmcp::transport::common::http_header::HEADER_SESSION_ID;
 use rmcp::{ErrorData as McpError, Peer, RoleServer, ServerHandler};
 use serde_json::{Value, json};
 use tokio_util::sync::{CancellationToken, DropGuard};
@@ -27,7 +28,7 @@ use super::completions;
 use super::notices::{Notices, Severity};
 use super::prompts;
 use super::question;
-use super::reach::Reach;
+use super::reach::{Reach, SessionReach, SessionsBegun};
 use super::versions::{
     self, KNOWN_METHODS, PROTOCOL_VERSIONS, name_the_server, name_the_server_on,
     resource_not_found, this_server,
@@ -75,6 +76,8 @@ pub struct LemonfiberServer {
     /// ends with it.
     session_ends: CancellationToken,
     _ends_with_the_session: DropGuard,
+    /// Told when the session begins, over HTTP.
+    sessions_begun: Option<Arc<dyn SessionsBegun>>,
 }
 
 /// The audit's word for a call refused for its arguments, which a resource read also answers as
@@ -128,6 +131,26 @@ impl Caller {
             cancelled,
             can_ask: asking::can_ask(meta.client_capabilities()),
             stateless: true,
+            answer: None,
+            client,
+        }
+    }
+
+    /// The caller of a request of a session's that the server serves itself: the session's
+    /// client, as the library's peer knows it, unless the request's `meta` says otherwise.
+    pub fn in_session(
+        reach: &SessionReach,
+        meta: &RequestMetaObject,
+        client: Option<std::net::IpAddr>,
+        cancelled: CancellationToken,
+    ) -> Caller {
+        let declared = reach.peer.peer_info().map(|info| info.capabilities.clone());
+        Caller {
+            reach: Reach::Peer(reach.peer.clone()),
+            progress: meta.get_progress_token(),
+            cancelled,
+            can_ask: asking::can_ask(meta.client_capabilities().or(declared)),
+            stateless: false,
             answer: None,
             client,
         }
@@ -252,7 +275,22 @@ impl LemonfiberServer {
             watches: Watches::default(),
             _ends_with_the_session: session_ends.clone().drop_guard(),
             session_ends,
+            sessions_begun: None,
         }
+    }
+
+    /// This handler, telling `sessions` of the session it serves once its client has said it
+    /// is initialized.
+    pub fn telling(mut self, sessions: Arc<dyn SessionsBegun>) -> LemonfiberServer {
+        self.sessions_begun = Some(sessions);
+        self
+    }
+
+    /// This handler, for a call of the session reached by `reach`: its notices are the
+    /// session's.
+    pub fn in_session(mut self, reach: &SessionReach) -> LemonfiberServer {
+        self.notices = reach.notices.clone();
+        self
     }
 
     /// A `tools/call` for `caller`, speaking `version`: however the request reached the server,
@@ -975,6 +1013,18 @@ impl ServerHandler for LemonfiberServer {
     }
 
     async fn on_initialized(&self, context: NotificationContext<RoleServer>) {
+        let session = context
+            .extensions
+            .get::<http::request::Parts>()
+            .and_then(|request| request.headers.get(HEADER_SESSION_ID))
+            .and_then(|id| id.to_str().ok());
+        if let (Some(sessions), Some(session)) = (&self.sessions_begun, session) {
+            let reach = SessionReach {
+                peer: context.peer.clone(),
+                notices: self.notices.clone(),
+            };
+            sessions.begun(session, reach);
+        }
         self.session_began(context.peer).await;
     }
 

@@ -5,6 +5,7 @@
 mod body;
 mod client_address;
 mod guard;
+mod in_session;
 mod jsonrpc;
 mod keys;
 mod limits;
@@ -645,19 +646,24 @@ async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> 
         Ok(message) => message,
         Err(refused) => return refused.into_response(),
     };
+    let client = parts
+        .extensions
+        .get::<audit::ClientAddress>()
+        .map(|&audit::ClientAddress(address)| address);
     if message.calls_a_tool
         && let Some(call) = stateless::served_here(&parts.headers, &bytes)
     {
-        let client = parts
-            .extensions
-            .get::<audit::ClientAddress>()
-            .map(|&audit::ClientAddress(address)| address);
-        let answering = stateless::answered(service.server(), call, client, service.ends());
-        return match tokio::time::timeout(REQUEST_TIMEOUT, answering).await {
-            Ok(Some(response)) => holding(response, held),
-            Ok(None) => ending(),
-            Err(_) => timed_out(),
-        };
+        let answering = stateless::answered(service.server(), call.ready(client), service.ends());
+        return answered_here(answering, held).await;
+    }
+    if message.calls_a_tool
+        && let Some(call) = in_session::served_here(&parts.headers, &bytes)
+        && let Some((reach, in_use)) = service.call_in(&call.session).await
+        && let Some(ready) = call.ready(&reach, client)
+    {
+        let server = service.server().in_session(&reach);
+        let answering = stateless::answered(server, ready, service.ends());
+        return answered_here(answering, (held, in_use)).await;
     }
     let request = Request::from_parts(parts, Body::from(bytes.clone()));
     let response = answered_post(app, service, request, held, &message).await;
@@ -667,6 +673,19 @@ async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> 
         return refused.into_response();
     }
     response
+}
+
+/// The answer to a call the server serves itself, within the time an answer may take, holding
+/// `held` until it has been sent.
+async fn answered_here(
+    answering: impl Future<Output = Option<Response>>,
+    held: impl Send + Unpin + 'static,
+) -> Response {
+    match tokio::time::timeout(REQUEST_TIMEOUT, answering).await {
+        Ok(Some(response)) => holding(response, held),
+        Ok(None) => ending(),
+        Err(_) => timed_out(),
+    }
 }
 
 /// MCP's answer to a message, which opens a session only with the permits it would hold.
@@ -771,8 +790,8 @@ async fn answered(service: &KeyService, request: Request, held: Held, primes: bo
     response
 }
 
-/// `response`, holding the request's permits until its body has been sent in full.
-fn holding(response: Response, held: Held) -> Response {
+/// `response`, holding what the request holds (its permits) until its body has been sent in full.
+fn holding(response: Response, held: impl Send + Unpin + 'static) -> Response {
     response.map(|body| Body::new(Holding { body, _held: held }))
 }
 
@@ -795,12 +814,12 @@ fn ending() -> Response {
 
 /// An answer's body, holding the request's permits until it has been sent in full. It keeps the
 /// body's length, so an answer of known length is sent with it rather than in chunks.
-struct Holding {
+struct Holding<T> {
     body: Body,
-    _held: Held,
+    _held: T,
 }
 
-impl http_body::Body for Holding {
+impl<T: Unpin> http_body::Body for Holding<T> {
     type Data = bytes::Bytes;
     type Error = axum::Error;
 

@@ -18,13 +18,14 @@ use tokio_util::sync::CancellationToken;
 use super::limits::Allowance;
 use super::reaching::TurnedAway;
 use super::refused::RefusedKeys;
-use super::sessions::{KeySessions, Permits};
+use super::sessions::{InUse, KeySessions, Permits};
 use crate::access::by_digest::ByDigest;
 use crate::access::offer::Offer;
 use crate::access::standing::{self, SharedStanding};
 use crate::answer::sentences::Via;
 use crate::config::Limits;
 use crate::lock::lock;
+use crate::mcp::reach::SessionReach;
 use crate::mcp::server::{Common, LemonfiberServer};
 use crate::stack::credential::Key;
 use crate::stack::{Failure, Stack, StackAddress};
@@ -77,6 +78,11 @@ impl KeyService {
     /// One of the sessions the key may hold, if one is free.
     pub fn session_permit(&self) -> Option<OwnedSemaphorePermit> {
         self.session_permits.clone().try_acquire_owned().ok()
+    }
+
+    /// A call of the session `id` served here: see [`KeySessions::call_in`].
+    pub async fn call_in(&self, id: &str) -> Option<(SessionReach, InUse)> {
+        self.sessions.call_in(id).await
     }
 
     pub async fn has_session(&self, id: &str) -> bool {
@@ -309,14 +315,16 @@ impl KeyServices {
             .with_cancellation_token(ends.clone());
         let common = self.common.clone();
         let for_sessions = standing.clone();
+        let begun = sessions.begun();
         let service = StreamableHttpService::new(
             move || {
-                Ok(LemonfiberServer::new(
+                let server = LemonfiberServer::new(
                     stack.clone(),
                     for_sessions.clone(),
                     common.clone(),
                     Via::Http,
-                ))
+                );
+                Ok(server.telling(begun.clone()))
             },
             sessions.clone(),
             config,

@@ -5,13 +5,16 @@
 //! counted until it is idle too long, so a key with no permit left can have its own session that
 //! has waited longest without a request closed for a new one, and its permits handed over; a
 //! session with an answer or stream still open is never closed so.
+//!
+//! A session's reads are served in the request's own task once the session has begun
+//! (`in_session`); such a call is counted as the session's, as one the library serves is.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use futures::Stream;
 use rmcp::RoleServer;
@@ -27,6 +30,15 @@ use rmcp::transport::worker::WorkerTransport;
 use tokio::sync::OwnedSemaphorePermit;
 
 use crate::lock::lock;
+use crate::mcp::reach::{SessionReach, SessionsBegun};
+
+/// The library closes a session after its idle time without an event of its own, and a call
+/// served here is none: so it is told that such a session is in use, at most this many times
+/// an idle time.
+const TOLD_EACH_IDLE_TIME: u32 = 8;
+/// The library's number for a request's stream that no request has: closing it is an event of
+/// the session's that changes nothing.
+const NO_STREAM: u64 = u64::MAX;
 
 /// The permits a session counts against: the server's cap and its key's. Held, never read.
 pub struct Permits {
@@ -71,6 +83,10 @@ struct Kept {
     touched: Instant,
     /// Its answers and streams still open.
     open: usize,
+    /// How its client is reached, once the session has begun.
+    reach: Option<SessionReach>,
+    /// When the library was last told that the session is in use.
+    library_told: Instant,
 }
 
 type Table = Arc<Mutex<HashMap<SessionId, Kept>>>;
@@ -78,13 +94,21 @@ type Table = Arc<Mutex<HashMap<SessionId, Kept>>>;
 pub struct KeySessions {
     inner: LocalSessionManager,
     kept: Table,
+    /// How often, at most, the library is told that a session is in use; never when it closes
+    /// no session for being idle.
+    tell_the_library_every: Option<Duration>,
 }
 
 impl KeySessions {
     pub fn new(inner: LocalSessionManager) -> KeySessions {
+        let tell_the_library_every = inner
+            .session_config
+            .keep_alive
+            .map(|idle| idle / TOLD_EACH_IDLE_TIME);
         KeySessions {
             inner,
             kept: Table::default(),
+            tell_the_library_every,
         }
     }
 
@@ -114,6 +138,43 @@ impl KeySessions {
         }
     }
 
+    /// Where the key's sessions say they have begun.
+    pub fn begun(&self) -> Arc<dyn SessionsBegun> {
+        Arc::new(Begun(self.kept.clone()))
+    }
+
+    /// A call of the session `id` served here, once the session has begun: how its client is
+    /// reached, and the session counted in use until the call's answer is dropped. `None` for
+    /// a session that is not this key's or has not begun.
+    pub async fn call_in(&self, id: &str) -> Option<(SessionReach, InUse)> {
+        let reach = lock(&self.kept).get(id)?.reach.clone()?;
+        self.keep_in_the_library(id).await;
+        Some((reach, self.in_use(&id.into())))
+    }
+
+    /// Tells the library that the session `id` is in use, if it is time to.
+    async fn keep_in_the_library(&self, id: &str) {
+        let Some(every) = self.tell_the_library_every else {
+            return;
+        };
+        {
+            let mut table = lock(&self.kept);
+            let Some(kept) = table.get_mut(id) else {
+                return;
+            };
+            if kept.library_told.elapsed() < every {
+                return;
+            }
+            kept.library_told = Instant::now();
+        }
+        if let Some(session) = self.inner.sessions.read().await.get(id).cloned() {
+            // The session's own task answers; the call does not wait for it.
+            tokio::spawn(async move {
+                let _ = session.close_request_wise_channel(NO_STREAM).await;
+            });
+        }
+    }
+
     /// Counts an answer or stream of the session as open until the use is dropped.
     fn in_use(&self, id: &SessionId) -> InUse {
         if let Some(kept) = lock(&self.kept).get_mut(id) {
@@ -128,7 +189,7 @@ impl KeySessions {
 }
 
 /// An answer or stream of a session, open: the session is not closed for another meanwhile.
-struct InUse {
+pub struct InUse {
     kept: Table,
     id: SessionId,
 }
@@ -198,6 +259,19 @@ impl Transport<RoleServer> for Held {
     }
 }
 
+/// Where a key's sessions say they have begun: the table of what is kept of them, and not the
+/// sessions themselves, which their handlers would otherwise keep from ending.
+struct Begun(Table);
+
+impl SessionsBegun for Begun {
+    /// A session that has ended since is not kept again.
+    fn begun(&self, session: &str, reach: SessionReach) {
+        if let Some(kept) = lock(&self.0).get_mut(session) {
+            kept.reach = Some(reach);
+        }
+    }
+}
+
 impl SessionManager for KeySessions {
     type Error = SessionsError;
     type Transport = Held;
@@ -213,6 +287,8 @@ impl SessionManager for KeySessions {
             permits,
             touched: Instant::now(),
             open: 0,
+            reach: None,
+            library_told: Instant::now(),
         };
         lock(&self.kept).insert(id.clone(), kept);
         let held = Held {
@@ -237,6 +313,10 @@ impl SessionManager for KeySessions {
     }
 
     async fn close_session(&self, id: &SessionId) -> Result<(), SessionsError> {
+        // No read of it is served here once it is closing, as the library serves none.
+        if let Some(kept) = lock(&self.kept).get_mut(id) {
+            kept.reach = None;
+        }
         Ok(self.inner.close_session(id).await?)
     }
 
@@ -273,5 +353,69 @@ impl SessionManager for KeySessions {
     ) -> Result<impl Stream<Item = ServerSseMessage> + Send + Sync + 'static, SessionsError> {
         let in_use = self.in_use(id);
         Ok(open(self.inner.resume(id, last_event_id).await?, in_use))
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used)]
+mod tests {
+    use rmcp::model::ServerResult;
+    use serde_json::json;
+    use tokio::sync::Semaphore;
+
+    use super::*;
+
+    /// A session begun in the library, its handler answering `initialize` and then listening
+    /// until the session ends, when what is kept of it goes.
+    async fn opened(sessions: &KeySessions) -> SessionId {
+        let permit = || Arc::new(Semaphore::new(1)).try_acquire_owned().unwrap();
+        let permits = Permits::new(permit(), permit());
+        let (id, mut held) = with_permits(permits, sessions.create_session())
+            .await
+            .unwrap();
+        tokio::spawn(async move {
+            if let Some(ClientJsonRpcMessage::Request(request)) = held.receive().await {
+                let answer = ServerJsonRpcMessage::response(ServerResult::empty(()), request.id);
+                held.send(answer).await.unwrap();
+            }
+            while held.receive().await.is_some() {}
+        });
+        let initialize = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+            "params": {"protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "0"}}});
+        let initialize = serde_json::from_value(initialize).unwrap();
+        sessions.initialize_session(&id, initialize).await.unwrap();
+        id
+    }
+
+    fn kept(sessions: &KeySessions, id: &SessionId) -> bool {
+        lock(&sessions.kept).contains_key(id)
+    }
+
+    /// Issue 32: a session whose calls are all served here is no less in use: the library, which
+    /// closes a session idle for its idle time, is told so and keeps it, while a session with no
+    /// calls at all is closed.
+    #[tokio::test]
+    async fn the_library_keeps_a_session_whose_calls_are_served_here() {
+        let idle = Duration::from_secs(2);
+        let mut local = LocalSessionManager::default();
+        local.session_config.keep_alive = Some(idle);
+        let sessions = KeySessions::new(local);
+        let (called, quiet) = (opened(&sessions).await, opened(&sessions).await);
+        // Calls served here for twice the idle time, and more.
+        for _ in 0..50 {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            sessions.keep_in_the_library(&called).await;
+        }
+        assert!(kept(&sessions, &called), "a session in use is kept");
+        assert!(!kept(&sessions, &quiet), "an idle session is closed");
+        // Once its calls stop it is idle too, and closed in its turn.
+        for _ in 0..100 {
+            if !kept(&sessions, &called) {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!("a session idle for five times its idle time is still open");
     }
 }

@@ -86,18 +86,18 @@ pub fn served_here(headers: &HeaderMap, body: &[u8]) -> Option<Call> {
 /// A `tools/call` request as the library reads one, with its `_meta` left in its params rather
 /// than moved aside: the library's reading buffers the whole body to do that.
 #[derive(Deserialize)]
-struct Posted {
+pub(super) struct Posted {
     #[serde(rename = "jsonrpc")]
     _version: JsonRpcVersion2_0,
-    id: RequestId,
+    pub id: RequestId,
     #[serde(rename = "method")]
     _method: CallToolRequestMethod,
-    params: CallToolRequestParams,
+    pub params: CallToolRequestParams,
 }
 
 /// Whether the request accepts both JSON and events, read only where the reading is plain: a
 /// media range with parameters (a weight, say) or a quoted string leaves it to the library.
-fn accepts_json_and_events(headers: &HeaderMap) -> bool {
+pub(super) fn accepts_json_and_events(headers: &HeaderMap) -> bool {
     let (mut json, mut events) = (false, false);
     for value in headers.get_all(header::ACCEPT) {
         let Ok(value) = value.to_str() else {
@@ -114,7 +114,7 @@ fn accepts_json_and_events(headers: &HeaderMap) -> bool {
     json && events
 }
 
-fn is_json(headers: &HeaderMap) -> bool {
+pub(super) fn is_json(headers: &HeaderMap) -> bool {
     headers
         .get(header::CONTENT_TYPE)
         .and_then(|value| value.to_str().ok())
@@ -125,7 +125,7 @@ fn is_json(headers: &HeaderMap) -> bool {
 }
 
 /// The header's one value, as text; none when it is missing, given twice, or not text.
-fn only<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
+pub(super) fn only<'a>(headers: &'a HeaderMap, name: &str) -> Option<&'a str> {
     let mut values = headers.get_all(name).iter();
     let value = values.next()?;
     if values.next().is_some() {
@@ -145,34 +145,64 @@ fn decoded(value: &str) -> Option<String> {
     }
 }
 
-/// The answer to `call`, run by `server` for a client at `client`, once its first message is
-/// known: the call's answer alone as one JSON body; or, when the call reports progress first, a
-/// stream of events that ends with the answer. The call runs in a task of its own, so a client
-/// that goes away cancels it (as a client's cancellation does) but never cuts it short: an act
-/// the stack took is always written in the audit. `None` when the key's service ends first.
+impl Call {
+    /// The call, ready to run for a client at `client`.
+    pub fn ready(self, client: Option<IpAddr>) -> Ready {
+        let (progress, told) = mpsc::channel(WAITING_MESSAGES);
+        let cancelled = CancellationToken::new();
+        let reach = Reach::Response(progress);
+        let caller = Caller::stateless(&self.meta, client, reach, cancelled.clone());
+        Ready {
+            id: self.id,
+            params: self.params,
+            version: self.version,
+            caller,
+            cancelled,
+            told,
+        }
+    }
+}
+
+/// A `tools/call` the server serves itself, ready to run: what it asks, who asks it, and the
+/// version its answer is shaped for.
+pub struct Ready {
+    pub id: RequestId,
+    pub params: CallToolRequestParams,
+    pub version: ProtocolVersion,
+    pub caller: Caller,
+    /// Cancels the call; the caller's own token.
+    pub cancelled: CancellationToken,
+    /// The messages the call tells its client on its own response, before its answer.
+    pub told: mpsc::Receiver<ServerJsonRpcMessage>,
+}
+
+/// The answer to `call`, run by `server`, once its first message is known: the call's answer
+/// alone as one JSON body; or, when the call reports progress first, a stream of events that
+/// ends with the answer. The call runs in a task of its own, so a client that goes away cancels
+/// it (as a client's cancellation does) but never cuts it short: an act the stack took is always
+/// written in the audit. `None` when the key's service ends first.
 pub async fn answered(
     server: LemonfiberServer,
-    call: Call,
-    client: Option<IpAddr>,
+    call: Ready,
     ends: &CancellationToken,
 ) -> Option<Response> {
-    let (progress, mut told) = mpsc::channel(WAITING_MESSAGES);
-    let (answer, mut answered) = oneshot::channel();
-    let cancelled = CancellationToken::new();
-    let reach = Reach::Response(progress);
-    let caller = Caller::stateless(&call.meta, client, reach, cancelled.clone());
-    let Call {
+    let Ready {
         id,
         params,
         version,
-        ..
+        caller,
+        cancelled,
+        mut told,
     } = call;
+    let (answer, mut answered) = oneshot::channel();
     tokio::spawn(async move {
-        let outcome = server.call_tool_for(params, caller, Some(version)).await;
-        let _ = answer.send(written(outcome, id));
+        let outcome = server
+            .call_tool_for(params, caller, Some(version.clone()))
+            .await;
+        let _ = answer.send(written(outcome, id, &version));
     });
     // Until the first message, a client that goes away (this future dropped) cancels the call.
-    let gone = cancelled.clone().drop_guard();
+    let gone = cancelled.drop_guard();
     // The call's progress is closed before its answer is sent, and is looked at first, so
     // progress told before the answer goes before it.
     let first = tokio::select! {
@@ -200,19 +230,40 @@ struct Written {
 }
 
 /// The JSON-RPC message a call's outcome is sent as, shaped as the library shapes it for
-/// 2026-07-28: cacheable results with their hints, and a resource not found as invalid params.
-fn written(outcome: Result<ToolAnswer, McpError>, id: RequestId) -> Written {
+/// `version`: on 2026-07-28, cacheable results with their hints and a resource not found as
+/// invalid params; before it, results without a result type and structured content only when it
+/// is an object (else its JSON goes first among the content, unless it is there already).
+fn written(
+    outcome: Result<ToolAnswer, McpError>,
+    id: RequestId,
+    version: &ProtocolVersion,
+) -> Written {
+    let stateless = versions::stateless(Some(version.clone()));
     let (message, structured) = match outcome {
         Ok(ToolAnswer {
             response,
             structured,
         }) => {
             let mut result = ServerResult::from(response);
-            result.fill_missing_cache_hints();
+            let structured = if stateless {
+                result.fill_missing_cache_hints();
+                structured
+            } else {
+                result.strip_result_type_for_legacy_peer();
+                let (object, other) = match structured {
+                    Some(data) if data.json().trim_start().starts_with('{') => (Some(data), None),
+                    other => (None, other),
+                };
+                if let (Some(other), ServerResult::CallToolResult(called)) = (other, &mut result) {
+                    called.structured_content = Some(other.into_value());
+                    result.strip_non_object_output_for_legacy_peer();
+                }
+                object
+            };
             (ServerJsonRpcMessage::response(result, id), structured)
         }
         Err(mut error) => {
-            if error.code == ErrorCode::RESOURCE_NOT_FOUND {
+            if stateless && error.code == ErrorCode::RESOURCE_NOT_FOUND {
                 error.code = ErrorCode::INVALID_PARAMS;
             }
             (ServerJsonRpcMessage::error(error, Some(id)), None)
@@ -531,7 +582,7 @@ mod tests {
             response: result.clone().into(),
             structured: Some(Data::handed(structured.clone().into(), &Secrets::default())),
         };
-        let sent = written(Ok(answer()), RequestId::Number(4));
+        let sent = written(Ok(answer()), RequestId::Number(4), &STATELESS);
         assert_eq!(sent.status, StatusCode::OK);
         let mut in_full = ServerResult::from(answer().whole());
         in_full.fill_missing_cache_hints();
@@ -552,7 +603,7 @@ mod tests {
         );
 
         let missing = McpError::resource_not_found("gone", None);
-        let sent = written(Err(missing), RequestId::Number(5));
+        let sent = written(Err(missing), RequestId::Number(5), &STATELESS);
         assert_eq!(sent.status, StatusCode::OK);
         let sent: Value = serde_json::from_slice(&sent.message).unwrap();
         assert_eq!(sent["error"]["code"], ErrorCode::INVALID_PARAMS.0);
@@ -566,10 +617,52 @@ mod tests {
             (ErrorCode::INTERNAL_ERROR, StatusCode::OK),
         ] {
             let refused = McpError::new(code, "no", None);
-            let sent = json(written(Err(refused), RequestId::Number(6)));
+            let sent = json(written(Err(refused), RequestId::Number(6), &STATELESS));
             assert_eq!(sent.status(), status, "{code:?}");
             assert_eq!(sent.headers()[header::CONTENT_TYPE], JSON_MIME_TYPE);
         }
+    }
+
+    const STATELESS: ProtocolVersion = ProtocolVersion::V_2026_07_28;
+
+    /// Issue 32: for a session's version, an outcome is written as the library writes it for a
+    /// session: no result type, structured content only when it is an object (else first among
+    /// the content), and a resource not found as such.
+    #[test]
+    fn an_outcome_in_a_session_is_written_as_the_library_writes_it_for_a_session() {
+        let object = json!({"kind": "status", "data": {"quote": "a \"b\"", "n": [1, 2.5]}});
+        for structured in [object, json!([{"kind": "held"}, 2])] {
+            let mut result = CallToolResult::success(vec![ContentBlock::text("said")]);
+            result.meta = Some(MetaObject::new());
+            let answer = || ToolAnswer {
+                response: result.clone().into(),
+                structured: Some(Data::handed(structured.clone().into(), &Secrets::default())),
+            };
+            for version in [
+                ProtocolVersion::V_2025_03_26,
+                ProtocolVersion::V_2025_06_18,
+                ProtocolVersion::V_2025_11_25,
+            ] {
+                let sent = written(Ok(answer()), RequestId::Number(4), &version);
+                assert_eq!(sent.status, StatusCode::OK);
+                let mut by_the_library = ServerResult::from(answer().whole());
+                by_the_library.strip_result_type_for_legacy_peer();
+                by_the_library.strip_non_object_output_for_legacy_peer();
+                let by_the_library =
+                    ServerJsonRpcMessage::response(by_the_library, RequestId::Number(4));
+                let sent: Value = serde_json::from_slice(&sent.message).unwrap();
+                assert_eq!(sent, serde_json::to_value(&by_the_library).unwrap());
+                assert_eq!(sent["result"].get("resultType"), None);
+            }
+        }
+        let missing = McpError::resource_not_found("gone", None);
+        let sent = written(
+            Err(missing),
+            RequestId::Number(5),
+            &ProtocolVersion::V_2025_11_25,
+        );
+        let sent: Value = serde_json::from_slice(&sent.message).unwrap();
+        assert_eq!(sent["error"]["code"], ErrorCode::RESOURCE_NOT_FOUND.0);
     }
 
     fn told(step: f64) -> ServerJsonRpcMessage {
