@@ -1,13 +1,13 @@
 //! A read in a session, served in the request's own task. Through the MCP library a session's
 //! call goes to the session's own task and back through channels, is read as a tree and written
 //! out again, and is answered as a stream of events: two thirds more work than the same read
-//! served statelessly (docs/performance.md, "A read in a session"). The server takes a call here
-//! only when it is a read, of a session of the key's that has begun, that the library would take
-//! as it comes, and answers it as the library would, as one JSON body, which every client of a
-//! session takes as it takes a stream. Anything else goes on to the library: an act (which may
-//! ask its person a question on the session's stream), a call that asks for progress, or one
-//! that names a version or capabilities of its own, or one of a session whose client asked for
-//! the server's notices (a read may tell one, on its own stream).
+//! served statelessly (docs/performance.md, "A read in a session served by the server"). The
+//! server takes a call here only when it is a read, of a session of the key's that has begun,
+//! that the library would take as it comes, and answers it as the library would, as one JSON
+//! body, which every client of a session takes as it takes a stream. Anything else goes on to
+//! the library: an act (which may ask its person a question on the session's stream), a call
+//! that asks for progress or names a version or capabilities of its own, and every call of a
+//! session whose client asked for the server's notices (a read may tell one, on its own stream).
 //!
 //! The call reaches the session's client through the session's peer all the same, and is
 //! counted as the session's while it is under way.

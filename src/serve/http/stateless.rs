@@ -4,7 +4,9 @@
 //! (docs/performance.md, "Whose instructions a read runs"). The server takes a call here only
 //! when the library would take it as it comes, and answers it as the library would; a call the
 //! library would refuse goes on to the library, which refuses it in its own words. Either way the
-//! tool runs through `LemonfiberServer::call_tool_for`, the one way a tool is called.
+//! tool runs through `LemonfiberServer::call_tool_for`, the one way a tool is called. A read in a
+//! session the server serves itself (`in_session`) is run and answered here too, shaped for the
+//! session's version.
 
 use std::net::IpAddr;
 use std::time::Duration;
