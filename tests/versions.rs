@@ -804,17 +804,24 @@ async fn a_call_in_a_session_that_only_the_library_answers_as_it_would_is_left_t
 }
 
 /// Issue 32: a session whose reads are all served in the request's own task is still the
-/// key's, and ends as any does: a DELETE ends it, and a read of it then is not found.
+/// key's, and ends as any does: another key naming it finds no session, a DELETE ends it, and a
+/// read of it then is not found.
 #[tokio::test]
 async fn a_session_whose_reads_are_served_here_ends_when_its_client_ends_it() {
     let demo = DemoStack::start().await;
     let server = http_server(&demo, &[]).await;
     let read = demo.key(&demo.read_key_file);
+    let other = demo.key(&demo.member_key_file);
     let version = "2025-11-25";
     let session = begun(&server, &read, version).await;
     let call = http_server::call(1, "read_status", json!({}));
+    let elsewhere = in_session(&server, &other, &session, version, &call)
+        .send()
+        .await
+        .expect("another key's read");
+    assert_eq!(elsewhere.status(), reqwest::StatusCode::NOT_FOUND);
     let served = session_answer(in_session(&server, &read, &session, version, &call)).await;
-    assert_eq!(served.1, "application/json");
+    assert_eq!((served.0, served.1.as_str()), (200, "application/json"));
     let ended = server
         .client
         .delete(&server.url)
@@ -829,10 +836,4 @@ async fn a_session_whose_reads_are_served_here_ends_when_its_client_ends_it() {
         .await
         .expect("a read after");
     assert_eq!(after.status(), reqwest::StatusCode::NOT_FOUND);
-    let other = demo.key(&demo.member_key_file);
-    let elsewhere = in_session(&server, &other, &session, version, &call)
-        .send()
-        .await
-        .expect("another key's read");
-    assert_eq!(elsewhere.status(), reqwest::StatusCode::NOT_FOUND);
 }
