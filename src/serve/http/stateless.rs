@@ -271,7 +271,12 @@ fn written(
             (ServerJsonRpcMessage::error(error, Some(id)), None)
         }
     };
-    let status = status_of(&message);
+    // In a session the answer is the session's to carry, whatever its error: always OK.
+    let status = if stateless {
+        status_of(&message)
+    } else {
+        StatusCode::OK
+    };
     let written = match structured {
         Some(structured) => spliced(&message, &structured).or_else(|| whole(message, structured)),
         None => serde_json::to_vec(&message).ok(),
@@ -629,7 +634,7 @@ mod tests {
 
     /// Issue 32: for a session's version, an outcome is written as the library writes it for a
     /// session: no result type, structured content only when it is an object (else first among
-    /// the content), and a resource not found as such.
+    /// the content), a resource not found as such, and every answer with HTTP OK.
     #[test]
     fn an_outcome_in_a_session_is_written_as_the_library_writes_it_for_a_session() {
         let object = json!({"kind": "status", "data": {"quote": "a \"b\"", "n": [1, 2.5]}});
@@ -657,14 +662,19 @@ mod tests {
                 assert_eq!(sent["result"].get("resultType"), None);
             }
         }
+        let session = ProtocolVersion::V_2025_11_25;
         let missing = McpError::resource_not_found("gone", None);
-        let sent = written(
-            Err(missing),
-            RequestId::Number(5),
-            &ProtocolVersion::V_2025_11_25,
-        );
+        let sent = written(Err(missing), RequestId::Number(5), &session);
+        assert_eq!(sent.status, StatusCode::OK);
         let sent: Value = serde_json::from_slice(&sent.message).unwrap();
         assert_eq!(sent["error"]["code"], ErrorCode::RESOURCE_NOT_FOUND.0);
+        let refused = McpError::new(ErrorCode::METHOD_NOT_FOUND, "no", None);
+        let sent = written(Err(refused), RequestId::Number(6), &session);
+        assert_eq!(
+            sent.status,
+            StatusCode::OK,
+            "an error in a session is the session's"
+        );
     }
 
     fn told(step: f64) -> ServerJsonRpcMessage {
