@@ -89,6 +89,14 @@ struct Kept {
     library_told: Instant,
 }
 
+impl Kept {
+    /// One more of its answers or streams open, as a request of it.
+    fn opened(&mut self) {
+        self.open += 1;
+        self.touched = Instant::now();
+    }
+}
+
 type Table = Arc<Mutex<HashMap<SessionId, Kept>>>;
 
 pub struct KeySessions {
@@ -147,26 +155,38 @@ impl KeySessions {
     /// reached, and the session counted in use until the call's answer is dropped. `None` for
     /// a session that is not this key's or has not begun.
     pub async fn call_in(&self, id: &str) -> Option<(SessionReach, InUse)> {
-        let reach = lock(&self.kept).get(id)?.reach.clone()?;
-        self.keep_in_the_library(id).await;
-        Some((reach, self.in_use(&id.into())))
+        let id: SessionId = id.into();
+        let (reach, tell_the_library) = {
+            let mut table = lock(&self.kept);
+            let kept = table.get_mut(&id)?;
+            let reach = kept.reach.clone()?;
+            kept.opened();
+            (reach, self.library_due(kept))
+        };
+        if tell_the_library {
+            self.tell_the_library(&id).await;
+        }
+        let in_use = InUse {
+            kept: self.kept.clone(),
+            id,
+        };
+        Some((reach, in_use))
     }
 
-    /// Tells the library that the session `id` is in use, if it is time to.
-    async fn keep_in_the_library(&self, id: &str) {
-        let Some(every) = self.tell_the_library_every else {
-            return;
-        };
-        {
-            let mut table = lock(&self.kept);
-            let Some(kept) = table.get_mut(id) else {
-                return;
-            };
-            if kept.library_told.elapsed() < every {
-                return;
-            }
+    /// Whether it is time to tell the library that the session `kept` is in use; if so, it is
+    /// counted as told.
+    fn library_due(&self, kept: &mut Kept) -> bool {
+        let due = self
+            .tell_the_library_every
+            .is_some_and(|every| kept.library_told.elapsed() >= every);
+        if due {
             kept.library_told = Instant::now();
         }
+        due
+    }
+
+    /// Tells the library that the session `id` is in use.
+    async fn tell_the_library(&self, id: &SessionId) {
         if let Some(session) = self.inner.sessions.read().await.get(id).cloned() {
             // The session's own task answers; the call does not wait for it.
             tokio::spawn(async move {
@@ -178,8 +198,7 @@ impl KeySessions {
     /// Counts an answer or stream of the session as open until the use is dropped.
     fn in_use(&self, id: &SessionId) -> InUse {
         if let Some(kept) = lock(&self.kept).get_mut(id) {
-            kept.open += 1;
-            kept.touched = Instant::now();
+            kept.opened();
         }
         InUse {
             kept: self.kept.clone(),
@@ -405,7 +424,12 @@ mod tests {
         // Calls served here for twice the idle time, and more.
         for _ in 0..50 {
             tokio::time::sleep(Duration::from_millis(100)).await;
-            sessions.keep_in_the_library(&called).await;
+            let due = lock(&sessions.kept)
+                .get_mut(&called)
+                .is_some_and(|kept| sessions.library_due(kept));
+            if due {
+                sessions.tell_the_library(&called).await;
+            }
         }
         assert!(kept(&sessions, &called), "a session in use is kept");
         assert!(!kept(&sessions, &quiet), "an idle session is closed");
