@@ -571,12 +571,14 @@ async fn a_stateless_call_the_server_serves_itself_is_answered_as_the_library_an
         let by_the_library = stateless(&server, key, id, tool, arguments, json!({}))
             .header("accept", "application/json;q=1");
         let (here, library) = (answer(served_here).await, answer(by_the_library).await);
+        assert_eq!(here.1, "application/json", "{tool}: one JSON body");
         assert_eq!(here, library, "{tool}");
     }
 }
 
-/// A stateless answer as a client sees it: its status, its type, and its message with what is
-/// made afresh for each answer (a frame's boundary, a sealed offer or question) made the same.
+/// An answer as a client sees it: its status, its type, and its one JSON-RPC message (alone, or
+/// in a stream of events), with what is made afresh for each answer (a frame's boundary, a
+/// sealed offer or question) made the same.
 async fn answer(request: reqwest::RequestBuilder) -> (u16, String, Value) {
     let answer = request.send().await.expect("an answer");
     let status = answer.status().as_u16();
@@ -584,7 +586,10 @@ async fn answer(request: reqwest::RequestBuilder) -> (u16, String, Value) {
         .to_str()
         .expect("text")
         .to_owned();
-    let mut message: Value = answer.json().await.expect("one JSON-RPC message");
+    let body = answer.text().await.expect("a body");
+    let mut said = messages(&body);
+    assert_eq!(said.len(), 1, "one message: {body}");
+    let mut message = said.remove(0);
     unseal(&mut message);
     (status, kind, message)
 }
@@ -662,23 +667,6 @@ fn in_session(
     }
 }
 
-/// An answer in a session as a client sees it: its status, its type, and its one JSON-RPC
-/// message (from a stream of events, or alone), with what is made afresh made the same.
-async fn session_answer(request: reqwest::RequestBuilder) -> (u16, String, Value) {
-    let answer = request.send().await.expect("an answer");
-    let status = answer.status().as_u16();
-    let kind = answer.headers()["content-type"]
-        .to_str()
-        .expect("text")
-        .to_owned();
-    let body = answer.text().await.expect("a body");
-    let mut said = messages(&body);
-    assert_eq!(said.len(), 1, "one message: {body}");
-    let mut message = said.remove(0);
-    unseal(&mut message);
-    (status, kind, message)
-}
-
 /// Issue 32: a read in a session that has begun is served in the request's own task, not
 /// through the MCP library, as one JSON body that holds what the library's stream would: the
 /// same call is sent as the official clients send it (served by the server) and with a weighted
@@ -713,8 +701,8 @@ async fn a_read_in_a_session_the_server_serves_itself_is_answered_as_the_library
             let served_here = in_session(&server, key, session, version, &body);
             let by_the_library = in_session(&server, key, session, version, &body)
                 .header("accept", "application/json;q=1, text/event-stream");
-            let here = session_answer(served_here).await;
-            let library = session_answer(by_the_library).await;
+            let here = answer(served_here).await;
+            let library = answer(by_the_library).await;
             assert_eq!(here.1, "application/json", "{version} {tool}: served here");
             assert!(
                 library.1.starts_with("text/event-stream"),
@@ -753,7 +741,7 @@ async fn a_call_in_a_session_that_only_the_library_answers_as_it_would_is_left_t
         version,
         &http_server::call(1, "rehearse_update", json!({})),
     );
-    let rehearsed = streamed(session_answer(rehearsed).await, "a rehearsal");
+    let rehearsed = streamed(answer(rehearsed).await, "a rehearsal");
     assert_eq!(rehearsed["result"]["isError"], false, "{rehearsed}");
 
     let session = begun(&server, &read, version).await;
@@ -765,8 +753,8 @@ async fn a_call_in_a_session_that_only_the_library_answers_as_it_would_is_left_t
         (progress, "progress asked for"),
         (versioned, "a version named"),
     ] {
-        let answer = in_session(&server, &read, &session, version, &body);
-        streamed(session_answer(answer).await, what);
+        let request = in_session(&server, &read, &session, version, &body);
+        streamed(answer(request).await, what);
     }
     let other_version = in_session(
         &server,
@@ -775,7 +763,7 @@ async fn a_call_in_a_session_that_only_the_library_answers_as_it_would_is_left_t
         "2025-06-18",
         &http_server::call(4, "read_status", json!({})),
     );
-    streamed(session_answer(other_version).await, "another version");
+    streamed(answer(other_version).await, "another version");
 
     let (unready, _) = initialize(&server, &read, version).await;
     let early = in_session(
@@ -785,13 +773,13 @@ async fn a_call_in_a_session_that_only_the_library_answers_as_it_would_is_left_t
         version,
         &http_server::call(5, "read_status", json!({})),
     );
-    let early = streamed(session_answer(early).await, "before initialized");
+    let early = streamed(answer(early).await, "before initialized");
     assert_eq!(early["result"]["isError"], false, "{early}");
 
     let hearing = begun(&server, &read, version).await;
     let asked = json!({"jsonrpc": "2.0", "id": 6, "method": "logging/setLevel",
         "params": {"level": "warning"}});
-    let asked = session_answer(in_session(&server, &read, &hearing, version, &asked)).await;
+    let asked = answer(in_session(&server, &read, &hearing, version, &asked)).await;
     assert_eq!(asked.2["result"], json!({}), "{asked:?}");
     let read_then = in_session(
         &server,
@@ -800,7 +788,7 @@ async fn a_call_in_a_session_that_only_the_library_answers_as_it_would_is_left_t
         version,
         &http_server::call(7, "read_status", json!({})),
     );
-    streamed(session_answer(read_then).await, "notices asked for");
+    streamed(answer(read_then).await, "notices asked for");
 }
 
 /// Issue 32: a session whose reads are all served in the request's own task is still the
@@ -820,7 +808,7 @@ async fn a_session_whose_reads_are_served_here_ends_when_its_client_ends_it() {
         .await
         .expect("another key's read");
     assert_eq!(elsewhere.status(), reqwest::StatusCode::NOT_FOUND);
-    let served = session_answer(in_session(&server, &read, &session, version, &call)).await;
+    let served = answer(in_session(&server, &read, &session, version, &call)).await;
     assert_eq!((served.0, served.1.as_str()), (200, "application/json"));
     let ended = server
         .client
