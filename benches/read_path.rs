@@ -9,7 +9,9 @@
 //!
 //! `cargo bench --bench read_path` for the figures in docs/performance.md. CI runs
 //! `cargo test --bench read_path -- --short`: a few seconds a block, from the test build, which
-//! fails on errors only, never on timing.
+//! fails on errors only, never on timing. `READ_PATH_BINARY=<path>` measures another build of the
+//! server (a release's static binary, or one laid out by a profile of its reads, which
+//! packaging/pgo/build makes by running this benchmark against a build that counts).
 
 #![allow(
     clippy::unwrap_used,
@@ -22,7 +24,7 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::collections::HashMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -49,6 +51,14 @@ mod https;
 
 use demo::{BINARY, DemoStack};
 use http_server::HttpServer;
+
+/// The server the benchmark measures: the build's own binary, or another build of it that
+/// `READ_PATH_BINARY` names (one laid out by a profile of its reads: packaging/pgo/build). The
+/// demo stack and the server run in this process stay the build's own, so every build measured
+/// has the same upstream.
+fn measured_binary() -> PathBuf {
+    std::env::var_os("READ_PATH_BINARY").map_or_else(|| PathBuf::from(BINARY), PathBuf::from)
+}
 
 const SESSION_VERSION: &str = "2025-11-25";
 const STATELESS_VERSION: &str = "2026-07-28";
@@ -399,7 +409,7 @@ struct OverStdio {
 
 impl OverStdio {
     async fn start(address: &str, pin: &str, key_file: &str) -> OverStdio {
-        let mut child = Command::new(BINARY)
+        let mut child = Command::new(measured_binary())
             .arg("stdio")
             .env_clear()
             .env("LEMONFIBER_ADDRESS", address)
@@ -887,27 +897,35 @@ async fn through(
     let mut rates_at_16 = [0.0; 3];
     let mut cpu = [[0.0; 2]; 2];
     for clients in [1usize, 16, 64] {
-        let server = HttpServer::start(&upstream.address, &upstream.pin, settings).await;
-        let pid = server.pid();
-        let in_session = Target {
-            mcp: server.url.clone(),
-            mcp_client: pinned(&server.pin),
-            key: keys.in_session.to_owned(),
-            ..target.clone()
-        };
-        let stateless = Target {
-            key: keys.stateless.to_owned(),
-            ..in_session.clone()
-        };
-        let mut sessions = Vec::new();
-        for _ in 0..clients {
-            sessions.push(in_session.session().await.unwrap_or_default());
-        }
-        // The stateless key made known to this server first: many clients bringing a key it has
-        // not seen at once would each count against the peer's new keys a minute.
-        failed(stateless.once(Kind::ReadStateless, "", 0).await);
         let mut blocks = [Block::default(); 3];
+        // A server of its own for each round, so that no key's requests a minute (at most
+        // 100,000, however fast the machine) run out within the level's rounds.
         for _ in 0..run.load_rounds {
+            let server = HttpServer::start_binary(
+                &measured_binary(),
+                &upstream.address,
+                &upstream.pin,
+                settings,
+            )
+            .await;
+            let pid = server.pid();
+            let in_session = Target {
+                mcp: server.url.clone(),
+                mcp_client: pinned(&server.pin),
+                key: keys.in_session.to_owned(),
+                ..target.clone()
+            };
+            let stateless = Target {
+                key: keys.stateless.to_owned(),
+                ..in_session.clone()
+            };
+            let mut sessions = Vec::new();
+            for _ in 0..clients {
+                sessions.push(in_session.session().await.unwrap_or_default());
+            }
+            // The stateless key made known to this server first: many clients bringing a key it
+            // has not seen at once would each count against the peer's new keys a minute.
+            failed(stateless.once(Kind::ReadStateless, "", 0).await);
             for (kind, block) in kinds.iter().zip(&mut blocks) {
                 let by = if *kind == Kind::ReadStateless {
                     &stateless
@@ -1007,6 +1025,9 @@ async fn measure(run: &Run, short: bool) -> u64 {
             "release build"
         }
     );
+    if std::env::var_os("READ_PATH_BINARY").is_some() {
+        println!("server measured: {}", measured_binary().display());
+    }
     println!(
         "machine: {} cores; upstreams: a fast stack replaying the demo's answers (the ratios' \
          baseline), then the demo stack itself; both over HTTPS on loopback",
@@ -1019,7 +1040,13 @@ async fn measure(run: &Run, short: bool) -> u64 {
             server_settings(&upstream.address, &upstream.pin, &state.join(upstream.name));
         let settings = borrowed(&settings);
         let started = Instant::now();
-        let server = HttpServer::start(&upstream.address, &upstream.pin, &settings).await;
+        let server = HttpServer::start_binary(
+            &measured_binary(),
+            &upstream.address,
+            &upstream.pin,
+            &settings,
+        )
+        .await;
         let ready = started.elapsed();
         let pid = server.pid();
         let target = Target {
@@ -1075,7 +1102,13 @@ impl Alone {
         let key = demo.key(&demo.act_key_file);
         let fast = fast_stack::FastStack::start(recorded(&demo, &key).await);
         let settings = server_settings(&fast.address, &fast.pin, &state.join("fast"));
-        let server = HttpServer::start(&fast.address, &fast.pin, &borrowed(&settings)).await;
+        let server = HttpServer::start_binary(
+            &measured_binary(),
+            &fast.address,
+            &fast.pin,
+            &borrowed(&settings),
+        )
+        .await;
         let target = Target {
             stack: fast.address.clone(),
             mcp: server.url.clone(),

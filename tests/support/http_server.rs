@@ -5,7 +5,7 @@
 #![allow(dead_code)]
 
 use std::net::IpAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -62,7 +62,17 @@ pub fn call(id: u64, tool: &str, arguments: Value) -> Value {
 impl HttpServer {
     /// `lemonfiber-mcp http --json` against the stack at `address`, with these settings besides.
     pub async fn start(address: &str, pin: &str, settings: &[(&str, &str)]) -> HttpServer {
-        let mut command = Command::new(BINARY);
+        Self::start_binary(Path::new(BINARY), address, pin, settings).await
+    }
+
+    /// The same, run from another build of the binary (the benchmark's `READ_PATH_BINARY`).
+    pub async fn start_binary(
+        binary: &Path,
+        address: &str,
+        pin: &str,
+        settings: &[(&str, &str)],
+    ) -> HttpServer {
+        let mut command = Command::new(binary);
         command.args(["http", "--json"]);
         if !settings
             .iter()
