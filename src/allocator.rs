@@ -7,8 +7,8 @@
 //! channels, kilobytes each) of which it writes only the start; the system's allocator leaves the
 //! rest untouched and so not resident, where mimalloc's size classes and free lists hold more of
 //! it. Splitting by size keeps both: small blocks fast, and a session as small as it was. With
-//! musl, large blocks a read frees are kept for the next read ([`shelves`]), since musl gives
-//! their pages back to the system at once. docs/performance.md has the figures.
+//! musl, large blocks a read frees are kept for the next read (`allocator/shelves.rs`), since
+//! musl gives their pages back to the system at once. docs/performance.md has the figures.
 //!
 //! Elsewhere the system's allocator serves everything, as it was measured there.
 
