@@ -2,8 +2,8 @@
 //! Model Context Protocol, with exactly the authority of the integration key it is given.
 //!
 //! The command line (`main.rs`) calls [`serve`] and [`demo`]; the tests reach the pin verifier
-//! ([`stack::pin`]) and the sentences the server says ([`answer::sentences`]) from here rather than
-//! copying them.
+//! ([`stack::pin`]) and a certificate's [`fingerprint`] from here rather than copying them, and
+//! the read benchmark the HTTP mode ([`serve::http`]) and its [`threads`].
 
 // The allocator is the one place that must be unsafe; nowhere else may be.
 #![deny(unsafe_code)]
