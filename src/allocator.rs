@@ -57,6 +57,11 @@ impl Split<'_> {
             .filter(|_| layout.size() <= LARGEST && layout.align() <= SYSTEM_ALIGN)
     }
 
+    /// A kept block of exactly this layout's size, if its shelves hold one.
+    fn take_kept(&self, layout: Layout) -> Option<*mut u8> {
+        self.shelves_for(layout)?.take(layout.size())
+    }
+
     /// SAFETY: as [`GlobalAlloc::alloc`].
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // SAFETY: the caller's layout is passed on; a kept block holds exactly its size.
@@ -64,7 +69,7 @@ impl Split<'_> {
             if layout.size() < LARGE {
                 return SMALL.alloc(layout);
             }
-            match self.shelves_for(layout).and_then(|s| s.take(layout.size())) {
+            match self.take_kept(layout) {
                 Some(block) => block,
                 None => System.alloc(layout),
             }
@@ -78,7 +83,7 @@ impl Split<'_> {
             if layout.size() < LARGE {
                 return SMALL.alloc_zeroed(layout);
             }
-            match self.shelves_for(layout).and_then(|s| s.take(layout.size())) {
+            match self.take_kept(layout) {
                 Some(block) => {
                     block.write_bytes(0, layout.size());
                     block

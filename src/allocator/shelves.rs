@@ -74,15 +74,15 @@ impl Shelves {
     pub fn keep(&self, block: *mut u8, size: usize) -> Given {
         let mut given = Given::default();
         let Ok(mut kept) = self.0.lock() else {
-            given.0[1] = Some((block, size));
+            given.offered = Some((block, size));
             return given;
         };
         if kept.held > 0 && (kept.held == BLOCKS || kept.bytes + size > BYTES) {
             let oldest = kept.remove(0);
-            given.0[0] = Some((oldest.at, oldest.size));
+            given.oldest = Some((oldest.at, oldest.size));
         }
         if kept.bytes + size > BYTES {
-            given.0[1] = Some((block, size));
+            given.offered = Some((block, size));
             return given;
         }
         let held = kept.held;
@@ -107,12 +107,15 @@ impl Kept {
 /// Blocks the shelves gave back, for the caller to free outside their lock: the oldest kept
 /// block, and the block offered when it could not be kept.
 #[derive(Default)]
-pub struct Given([Option<(*mut u8, usize)>; 2]);
+pub struct Given {
+    oldest: Option<(*mut u8, usize)>,
+    offered: Option<(*mut u8, usize)>,
+}
 
 impl Given {
     /// Each block given back, with its size.
-    pub fn blocks(&self) -> impl Iterator<Item = (*mut u8, usize)> + '_ {
-        self.0.iter().flatten().copied()
+    pub fn blocks(&self) -> impl Iterator<Item = (*mut u8, usize)> {
+        self.oldest.into_iter().chain(self.offered)
     }
 }
 
