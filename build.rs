@@ -1,6 +1,15 @@
 //! Writes the generated SDK, the calls through it and the tool catalogue to `OUT_DIR`, from the
 //! contract and the words: the generator itself is `src/contract.rs`, tested on its own.
 
+// As in src/lib.rs: the program says what went wrong, and opens no connection of its own.
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_types,
+    clippy::disallowed_methods
+)]
+
 #[path = "src/contract.rs"]
 mod contract;
 

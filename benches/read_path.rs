@@ -13,14 +13,6 @@
 //! server (a release's static binary, or one laid out by a profile of its reads, which
 //! packaging/pgo/build makes by running this benchmark against a build that counts).
 
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::collections::HashMap;

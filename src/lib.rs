@@ -7,6 +7,16 @@
 
 // The allocator is the one place that must be unsafe; nowhere else may be.
 #![deny(unsafe_code)]
+// Only tests may unwrap (clippy.toml allows it in unit tests; Cargo.toml in tests/ and benches/):
+// the program says what went wrong. Only the door to the stack and the named clients in
+// clippy.toml open connections; each allows it where it does.
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_types,
+    clippy::disallowed_methods
+)]
 
 mod access;
 #[allow(unsafe_code)]

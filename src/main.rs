@@ -2,6 +2,15 @@
 //! `certificate` and `demo`, each calling the library, and the logging every one of them writes
 //! to stderr.
 
+// As in src/lib.rs: the program says what went wrong, and opens no connection of its own.
+#![deny(
+    clippy::unwrap_used,
+    clippy::expect_used,
+    clippy::panic,
+    clippy::disallowed_types,
+    clippy::disallowed_methods
+)]
+
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;

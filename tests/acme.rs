@@ -3,15 +3,6 @@
 //! issued chain served to a client that trusts only Pebble's root, and a renewal forced by a short
 //! lifetime with a session open across it.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/debian.rs"]
 mod debian;
 #[path = "support/demo.rs"]

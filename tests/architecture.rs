@@ -2,15 +2,6 @@
 //! layers that lean one way. (That only `src/stack` opens connections is clippy's to hold, by the
 //! rules in clippy.toml, and the SDK is private to it.)
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 use std::path::{Path, PathBuf};
 
 fn sources(under: &Path) -> Vec<PathBuf> {

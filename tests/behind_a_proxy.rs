@@ -5,15 +5,6 @@
 //! tools; behind either proxy, clients are limited by their own forwarded addresses, which the
 //! audit line names; a forged `X-Forwarded-For` sent straight to the server is ignored.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/debian.rs"]
 mod debian;
 #[path = "support/demo.rs"]

@@ -3,15 +3,6 @@
 //! that requires their input), live resources, and prompts and completions by audience. F13-R4,
 //! F13-R3.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/hostile.rs"]

@@ -3,15 +3,6 @@
 //! while it runs; the operator's files; and leaves of a private root. Every client here checks
 //! the chain (a pin, or chosen roots), never with an insecure flag. ACME is in tests/acme.rs.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

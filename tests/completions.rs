@@ -2,15 +2,6 @@
 //! completes, and a prompt, resource template or argument it is not offered is invalid params
 //! naming which, said back only cleaned and short. In every version served, over stdio and HTTPS.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

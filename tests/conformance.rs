@@ -4,15 +4,6 @@
 //! Each scenario that does not apply to this server is listed, with why, in the baselines beside
 //! it; any other failure, or a listed one that passes, fails the test.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 

@@ -3,15 +3,6 @@
 //! and no key or secret copied in; and `lemonfiber-mcp health`, the check itself, against a real
 //! server. (hadolint and actionlint run in .ci/run; the build is the release workflow's.)
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

@@ -4,15 +4,6 @@
 //! a kept address something else holds is refused, saying what to do; and what it prints for a
 //! person says all this truly.
 
-// Test code stops at the first surprise, and reaches the demo as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 

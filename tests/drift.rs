@@ -3,15 +3,6 @@
 //! parameters, their types and its kinds; every key-callable action with its flags, arguments and
 //! consent; the refusal registry; the kind names. Each difference is named.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 use serde_json::{Value, json};
 
 const CONTRACT: &str = include_str!("../contract/openapi.json");

@@ -3,15 +3,6 @@
 //! server hands over; parameters typed as the core types them; refusals told apart by status and
 //! code; acts sent under an `Idempotency-Key`; a title's images handed over as images.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/mcp.rs"]

@@ -1,15 +1,6 @@
 //! The tools come from the contract (F13-R2): a copy of this project, changed as a maintainer
 //! would change it, is built by cargo, and its build and its server show the change.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/mcp.rs"]

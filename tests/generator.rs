@@ -2,15 +2,6 @@
 //! makes of a read, a household read, an action and its rehearsal, and how it names what is
 //! missing (F13-R2). The slow test that builds a copy of the whole project is `generation.rs`.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[allow(dead_code)]
 #[path = "../src/contract.rs"]
 mod contract;

@@ -5,15 +5,6 @@
 //! a session opens; a client that signs out (RFC 7009) ends its grant; and the operator lists
 //! and ends grants with `lemonfiber-mcp grants`. F13-R8, F13-R9; issue 27 item 2.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

@@ -4,15 +4,6 @@
 //! what it left out, names only media types of its own, withholds the key in every form, and
 //! lets no invisible character through. Its peak resident memory is measured and printed.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/hostile.rs"]

@@ -2,15 +2,6 @@
 //! every request, Origin and Host checks, limits, sessions bound to their key, the health check,
 //! and a certificate that survives a restart (F13-R8, F13-R12).
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

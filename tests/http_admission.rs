@@ -3,15 +3,6 @@
 //! session cap or dodge a limit; a refused key stays refused whatever else comes; limits per
 //! peer and over everyone answer 429 with Retry-After; and answers follow HTTP and JSON-RPC.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

@@ -3,15 +3,6 @@
 //! port, against the demo with a wrong pin, and against the demo as pinned. No line holds a key
 //! or a pin (F13-R10).
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

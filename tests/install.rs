@@ -5,15 +5,6 @@
 //! key), and every other byte of the file is kept; a file that does not read is refused by line
 //! and left as it was.
 
-// Test code stops at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 

@@ -4,15 +4,6 @@
 //! legacy mode (2025-11-25), and signing in through its OAuth client as a provider-hosted
 //! assistant does. F13-R6, F13-R8.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/python.rs"]

@@ -1,15 +1,6 @@
 //! 2026-07-28 clients hear that a key's offer changed on a `subscriptions/listen` stream, over
 //! stdio and over HTTPS, as clients of earlier versions hear it as a notification (issue 11).
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

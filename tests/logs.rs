@@ -3,15 +3,6 @@
 //! searched for the demo household's titles and for the sessions' identifiers. The audit line
 //! each call gets is there, and holds neither.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

@@ -4,15 +4,6 @@
 //! beside another server's reads in its description that it is lemonfiber's. See
 //! docs/architecture.md, "Names among other servers".
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/mcp.rs"]

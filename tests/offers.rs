@@ -3,15 +3,6 @@
 //! an expiry. Anything else is refused before the stack is asked, saying why; the right one acts
 //! once, with exactly what was rehearsed. The real `lemonfiber-mcp stdio` against the demo stack.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

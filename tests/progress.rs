@@ -1,15 +1,6 @@
 //! An act whose job the server follows tells a client that asked for progress, each time the job
 //! is still running, before its result (issue 11).
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/mcp.rs"]

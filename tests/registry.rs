@@ -2,15 +2,6 @@
 //! image the release pushes (which names it back, as the registry checks), and holds to the
 //! registry's schema; and a schema the entry breaks is found to be broken.
 
-// Test code stops at the first surprise.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/python.rs"]

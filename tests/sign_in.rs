@@ -3,15 +3,6 @@
 //! Python SDK's own OAuth client goes through it in tests/interop.rs, and a real browser in
 //! tests/sign_in_browser.rs. F13-R8.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/hostile.rs"]

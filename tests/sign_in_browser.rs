@@ -4,15 +4,6 @@
 //! script, fits a phone's screen with Allow on it, and what it sends back is a code a client can
 //! exchange. F13-R8.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/debian.rs"]
 mod debian;
 #[path = "support/demo.rs"]

@@ -4,15 +4,6 @@
 //! as it is found to be (and never held whole), and a call past the cap with an error at once;
 //! the session goes on after each.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/hostile.rs"]

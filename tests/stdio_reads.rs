@@ -1,15 +1,6 @@
 //! The real `lemonfiber-mcp stdio` with a real MCP client against the demo stack: what a read key
 //! is offered, reads with path and repeatable parameters, resources, and answers framed as data.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/mcp.rs"]

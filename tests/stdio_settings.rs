@@ -1,14 +1,5 @@
 //! How `lemonfiber-mcp stdio` takes its settings: refusals name the setting and never its value.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 use std::process::Output;
 
 const BINARY: &str = env!("CARGO_BIN_EXE_lemonfiber-mcp");

@@ -1,15 +1,6 @@
 //! Writes through the real `lemonfiber-mcp stdio` and a real MCP client against the demo stack:
 //! rehearse, then act on the offer (F13-R4); annotations (F13-R5); stale offers; jobs.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/mcp.rs"]

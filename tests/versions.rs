@@ -1,15 +1,6 @@
 //! Each protocol version as its clients expect it (issue 11): the error codes a resource read
 //! comes to, and 2025-03-26, which assistants in the field still speak, over stdio and HTTPS.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/http_server.rs"]

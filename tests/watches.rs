@@ -2,15 +2,6 @@
 //! against the real binary and the demo stack. The notifications themselves are proved with the
 //! Python SDK in tests/beyond.rs.
 
-// Test code stops at the first surprise, and reaches the server and the stack as any client would.
-#![allow(
-    clippy::unwrap_used,
-    clippy::expect_used,
-    clippy::panic,
-    clippy::disallowed_types,
-    clippy::disallowed_methods
-)]
-
 #[path = "support/demo.rs"]
 mod demo;
 #[path = "support/mcp.rs"]
