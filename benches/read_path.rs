@@ -22,7 +22,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
-use lemonfiber_mcp::serve::http;
+use lemonfiber_mcp::serve::http_command;
 use lemonfiber_mcp::threads;
 
 use bytes::Bytes;
@@ -686,7 +686,7 @@ impl InProcess {
                         .find(|(setting, _)| *setting == name)
                         .map(|(_, value)| value.clone())
                 };
-                let started = http::start(lookup, Some(([127, 0, 0, 1], 0).into()))
+                let started = http_command::start(lookup, Some(([127, 0, 0, 1], 0).into()))
                     .await
                     .expect("the server starts in this process");
                 let serving = started.serving;

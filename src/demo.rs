@@ -26,7 +26,7 @@ use axum_server::tls_rustls::RustlsConfig;
 use serde_json::json;
 
 use crate::config::{self, HttpSettings};
-use crate::serve::http;
+use crate::serve::{http, http_command};
 use crate::stack::StackAddress;
 use household::Household;
 use keys::{DemoKey, Scope};
@@ -314,7 +314,7 @@ pub async fn run(options: DemoOptions) -> Result<(), DemoError> {
     let served = Served {
         stack_url,
         pin,
-        mcp_url: http::mcp_url(&names, mcp.address),
+        mcp_url: http_command::mcp_url(&names, mcp.address),
         mcp,
         links,
     };

@@ -250,10 +250,12 @@ fn main() -> ExitCode {
                 Ok(check::Checked::Unreachable) => ExitCode::from(EXIT_UNREACHABLE),
                 Err(fatal) => exit_code(Err(fatal)),
             },
-            Command::Http { listen, json } => exit_code(serve::http::run(listen, json).await),
+            Command::Http { listen, json } => {
+                exit_code(serve::http_command::run(listen, json).await)
+            }
             Command::Certificate {
                 action: CertificateAction::Rotate,
-            } => exit_code(serve::http::rotate()),
+            } => exit_code(serve::http_command::rotate()),
             Command::Grants { action } => {
                 let done = match action {
                     GrantsAction::List { json } => grants::list(json),

@@ -3,6 +3,7 @@
 
 pub mod health;
 pub mod http;
+pub mod http_command;
 pub mod stdio;
 pub mod tls;
 

@@ -33,8 +33,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use tokio::sync::OwnedSemaphorePermit;
 
-use super::App;
 use super::limits::PeerTurn;
+use super::{App, refusing};
 use crate::access::sealing::{SealError, Sealer, Used};
 use crate::config::SignInSettings;
 use crate::stack::StackAddress;
@@ -145,13 +145,13 @@ impl Here {
     /// Where a request came to, from its head alone, with its peer's turn. Refused before its
     /// body is read, the connection closes after the answer, which says so.
     fn arrived(parts: &Parts, app: &App) -> Result<Here, Response> {
-        let refused = |response| super::unread(&parts.headers, response);
+        let refused = |response| refusing::unread(&parts.headers, response);
         let peer = super::client_address::of(parts, &app.proxies);
         let Some(turn) = app.keyless.take(peer) else {
-            return Err(refused(super::too_many_from_this_address()));
+            return Err(refused(refusing::too_many_from_this_address()));
         };
         if let Err(seconds) = app.peers.request(peer) {
-            return Err(refused(super::too_many(
+            return Err(refused(refusing::too_many(
                 seconds,
                 "Too many requests from this address; wait before the next.",
             )));
@@ -171,7 +171,7 @@ impl Here {
     /// The same request, now among sign-in's requests answered at once, if there is room.
     fn answering(self, app: &App) -> Result<Here, Response> {
         let Ok(answering) = app.signing_in.clone().try_acquire_owned() else {
-            return Err(super::too_many(
+            return Err(refusing::too_many(
                 1,
                 "The server has too many sign-in requests under way; try again shortly.",
             ));
