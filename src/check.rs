@@ -8,7 +8,7 @@ use std::sync::Arc;
 use serde_json::{Value, json};
 
 use crate::access::offer::Offer;
-use crate::access::standing::refuses_the_key;
+use crate::access::standing::Verdict;
 use crate::serve::Fatal;
 use crate::stack::{Failure, Stack, Unreachable};
 
@@ -58,7 +58,7 @@ pub async fn run(print_json: bool) -> Result<Checked, Fatal> {
                        "tools": tools, "resources": resources}),
             )
         }
-        Err(Failure::Refused(refusal)) if refuses_the_key(&refusal) => (
+        Err(failure) if matches!(Verdict::<()>::of_failure(&failure), Verdict::Refused) => (
             Checked::Refused,
             json!({"state": "refused", "address": address,
                    "why": "The stack refused this key: it was revoked, or never admitted. A new key is needed: ask the stack for a key link and run lemonfiber-mcp link again."}),

@@ -66,6 +66,48 @@ impl Position {
     }
 }
 
+/// What the stack says of a key, however the key arrived: as a bearer, in an access token, typed
+/// or claimed from a key link on the sign-in page, or from the settings of `stdio` and `check`.
+/// The one place a failed read of a key's capabilities is judged; `T` is what an accepted key
+/// comes with where it is asked (its MCP service, what it is offered, or nothing).
+#[derive(Clone, Debug)]
+pub enum Verdict<T> {
+    Accepted(T),
+    /// The key is wrong, revoked or unknown: it is never sent again, and a new one is needed.
+    Refused,
+    /// The stack is turning the key's requests away; try again after this many seconds.
+    Throttled(Option<u64>),
+    /// The stack could not be asked.
+    Unreachable,
+    /// The stack does not count this server's connection as pinned (ADMIT-11): a setup problem.
+    NotPinned,
+}
+
+impl<T> Verdict<T> {
+    /// What a failed read of the key's capabilities says of it.
+    pub fn of_failure(failure: &Failure) -> Verdict<T> {
+        match failure {
+            Failure::Refused(refusal) if refuses_the_key(refusal) => Verdict::Refused,
+            Failure::Refused(refusal) if not_pinned(refusal) => Verdict::NotPinned,
+            Failure::Refused(refusal) if refusal.status == 429 => {
+                Verdict::Throttled(refusal.retry_after_seconds)
+            }
+            _ => Verdict::Unreachable,
+        }
+    }
+
+    /// The same verdict, with what an accepted key comes with made into another thing.
+    pub fn map<U>(self, accepted: impl FnOnce(T) -> U) -> Verdict<U> {
+        match self {
+            Verdict::Accepted(with) => Verdict::Accepted(accepted(with)),
+            Verdict::Refused => Verdict::Refused,
+            Verdict::Throttled(seconds) => Verdict::Throttled(seconds),
+            Verdict::Unreachable => Verdict::Unreachable,
+            Verdict::NotPinned => Verdict::NotPinned,
+        }
+    }
+}
+
 /// A refusal that means the key itself is refused: wrong, revoked or unknown (all alike), or a
 /// request that carried no key this stack admits (`NOT_ADMITTED`).
 pub fn refuses_the_key(refusal: &Refusal) -> bool {
@@ -252,5 +294,38 @@ mod tests {
         );
         assert!(!standing.note_offered(vec!["a".into()]));
         assert!(standing.note_offered(vec!["a".into(), "b".into()]));
+    }
+
+    /// However a key arrived, one reading of the stack's answer decides what becomes of it
+    /// (F13-R9: a refused key is never sent again; a throttled or unreachable one is).
+    #[test]
+    fn a_failed_read_is_judged_the_same_for_every_key() {
+        let judged = |failure: &Failure| Verdict::<()>::of_failure(failure);
+        assert!(matches!(judged(&refusal(401, "ADMIT-1")), Verdict::Refused));
+        let not_admitted = refusals::NOT_ADMITTED;
+        let refused = refusal(not_admitted.status, not_admitted.code);
+        assert!(matches!(judged(&refused), Verdict::Refused));
+        let in_the_clear = refusals::KEY_IN_THE_CLEAR;
+        let not_pinned = refusal(in_the_clear.status, in_the_clear.code);
+        assert!(matches!(judged(&not_pinned), Verdict::NotPinned));
+        let throttled = Failure::Refused(Refusal {
+            status: 429,
+            problem: json!({"code": "ADMIT-9"}),
+            retry_after_seconds: Some(7),
+        });
+        assert!(matches!(judged(&throttled), Verdict::Throttled(Some(7))));
+        for unreachable in [
+            refusal(500, "INTERNAL"),
+            Failure::Unreachable(Unreachable::TimedOut),
+            Failure::PinMismatch,
+        ] {
+            assert!(matches!(judged(&unreachable), Verdict::Unreachable));
+        }
+        let accepted = Verdict::Accepted(3).map(|n| n * 2);
+        assert!(matches!(accepted, Verdict::Accepted(6)));
+        assert!(matches!(
+            Verdict::<u8>::Refused.map(|n| n * 2),
+            Verdict::Refused
+        ));
     }
 }

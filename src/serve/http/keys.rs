@@ -21,14 +21,14 @@ use super::refused::RefusedKeys;
 use super::sessions::{InUse, KeySessions, Permits};
 use crate::access::by_digest::ByDigest;
 use crate::access::offer::Offer;
-use crate::access::standing::{self, SharedStanding};
+use crate::access::standing::{self, SharedStanding, Verdict};
 use crate::answer::sentences::Via;
 use crate::config::Limits;
 use crate::lock::lock;
 use crate::mcp::reach::SessionReach;
 use crate::mcp::server::{Common, LemonfiberServer};
 use crate::stack::credential::Key;
-use crate::stack::{Failure, Stack, StackAddress};
+use crate::stack::{Stack, StackAddress};
 
 /// The most accepted keys whose services are kept at once; past it, the one used longest ago is
 /// let go and its sessions end.
@@ -112,67 +112,20 @@ impl KeyService {
             return Some(Admission::Refused);
         }
         let read = self.stack.capabilities().await;
-        let said = read
-            .as_ref()
-            .err()
-            .map(|failure| Admission::from(verdict(failure)));
+        let said = read.as_ref().err().map(Verdict::of_failure);
         self.standing.lock().await.record(read);
         said
     }
 }
 
-/// What became of a key brought to the server.
-pub enum Admission {
-    Accepted(Arc<KeyService>),
-    /// The stack refused it, now or before; it is not sent again.
-    Refused,
-    /// The stack is turning requests away; try again after this many seconds.
-    Throttled(Option<u64>),
-    /// The stack could not be asked.
-    Unreachable,
-    /// The stack does not count this server's connection as pinned (ADMIT-11): a setup problem.
-    NotPinned,
-}
-
-/// The outcome of the one check a new key gets, shared by every request that waits on it.
-#[derive(Clone)]
-enum Checked {
-    Accepted(Arc<KeyService>),
-    Refused,
-    Throttled(Option<u64>),
-    Unreachable,
-    NotPinned,
-}
-
-impl From<Checked> for Admission {
-    fn from(checked: Checked) -> Admission {
-        match checked {
-            Checked::Accepted(service) => Admission::Accepted(service),
-            Checked::Refused => Admission::Refused,
-            Checked::Throttled(seconds) => Admission::Throttled(seconds),
-            Checked::Unreachable => Admission::Unreachable,
-            Checked::NotPinned => Admission::NotPinned,
-        }
-    }
-}
-
-/// What a failed read of a key's capabilities says of the key.
-fn verdict(failure: &Failure) -> Checked {
-    match failure {
-        Failure::Refused(refusal) if standing::refuses_the_key(refusal) => Checked::Refused,
-        Failure::Refused(refusal) if standing::not_pinned(refusal) => Checked::NotPinned,
-        Failure::Refused(refusal) if refusal.status == 429 => {
-            Checked::Throttled(refusal.retry_after_seconds)
-        }
-        _ => Checked::Unreachable,
-    }
-}
+/// What became of a key brought to the server: its MCP service, once the stack has accepted it.
+pub type Admission = Verdict<Arc<KeyService>>;
 
 /// Every accepted key's service, the refused keys, and what a key's service is made with.
 pub struct KeyServices {
     accepted: ByDigest<KeyService>,
     refused: RefusedKeys,
-    checking: Mutex<HashMap<[u8; 32], Arc<OnceCell<Checked>>>>,
+    checking: Mutex<HashMap<[u8; 32], Arc<OnceCell<Admission>>>>,
     sessions: Arc<Semaphore>,
     stack: StackAddress,
     /// What every key's MCP service is made with, but for the token that ends it.
@@ -261,21 +214,20 @@ impl KeyServices {
             digest,
             cell: lock(&self.checking).entry(digest).or_default().clone(),
         };
-        let checked = check
+        check
             .cell
             .get_or_init(|| self.ask_the_stack(key))
             .await
-            .clone();
-        Admission::from(checked)
+            .clone()
     }
 
-    async fn ask_the_stack(&self, key: Key) -> Checked {
+    async fn ask_the_stack(&self, key: Key) -> Admission {
         let digest = key.digest();
         let stack = match Stack::new(&self.stack, key, self.common.conduct.answers) {
             Ok(stack) => stack,
             Err(error) => {
                 tracing::warn!(%error, "a key's connection to the stack could not be made");
-                return Checked::Unreachable;
+                return Admission::Unreachable;
             }
         };
         match stack.capabilities().await {
@@ -285,16 +237,16 @@ impl KeyServices {
                 if let Some(evicted) = evicted {
                     evicted.ends.cancel();
                 }
-                Checked::Accepted(service)
+                Admission::Accepted(service)
             }
             Err(failure) => {
-                let checked = verdict(&failure);
+                let checked = Verdict::of_failure(&failure);
                 match checked {
-                    Checked::Refused => self.refused.unknown(digest),
-                    Checked::NotPinned => tracing::warn!(
+                    Admission::Refused => self.refused.unknown(digest),
+                    Admission::NotPinned => tracing::warn!(
                         "the stack does not count this server's connection as pinned (ADMIT-11); check the stack's address and pin"
                     ),
-                    Checked::Unreachable => self.turned_away.one(&self.stack, &failure),
+                    Admission::Unreachable => self.turned_away.one(&self.stack, &failure),
                     _ => {}
                 }
                 checked
@@ -362,9 +314,9 @@ impl KeyServices {
 /// Lets a key's check go once its requests are done with it, answered or abandoned, so that a
 /// check is never kept beyond the requests waiting on it.
 struct Forget<'a> {
-    checking: &'a Mutex<HashMap<[u8; 32], Arc<OnceCell<Checked>>>>,
+    checking: &'a Mutex<HashMap<[u8; 32], Arc<OnceCell<Admission>>>>,
     digest: [u8; 32],
-    cell: Arc<OnceCell<Checked>>,
+    cell: Arc<OnceCell<Admission>>,
 }
 
 impl Drop for Forget<'_> {
@@ -372,7 +324,7 @@ impl Drop for Forget<'_> {
         let mut checking = lock(self.checking);
         // An answered check is done with; an abandoned one goes with the last request holding
         // it (held by the map and by that request alone).
-        let done = |kept: &Arc<OnceCell<Checked>>| {
+        let done = |kept: &Arc<OnceCell<Admission>>| {
             Arc::ptr_eq(kept, &self.cell) && (kept.initialized() || Arc::strong_count(kept) <= 2)
         };
         if checking.get(&self.digest).is_some_and(done) {
