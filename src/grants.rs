@@ -10,7 +10,7 @@ use std::time::{Duration, UNIX_EPOCH};
 use serde_json::json;
 
 use crate::config;
-use crate::serve::http::grants::{Grants, GrantsError};
+use crate::sign_in::grants::{Grants, GrantsError};
 
 /// The HTTP mode's state folder, as LEMONFIBER_STATE (or its default) names it; it must be there, since a
 /// mistyped one would otherwise read as a server that handed out nothing.

@@ -1,6 +1,6 @@
 //! Sign-in for assistants hosted by their provider (MCP authorization, OAuth 2.1). Such an
-//! assistant takes no bearer key from the person, only OAuth, so the HTTP mode is its own small
-//! authorization server: the person gives their integration key (or a key link) on this server's
+//! assistant takes no bearer key from the person, only OAuth, so the HTTP mode is also a small
+//! authorization server, reached only through [`Front`], which the HTTP mode implements: the person gives their integration key (or a key link) on this server's
 //! own page, and the access and refresh tokens the provider is handed are that key sealed with
 //! the client, this server's MCP URL and an expiry. Every request still carries the person's key
 //! (F13-R8), the server keeps no credential of its own for the stack, and the provider holds
@@ -19,8 +19,10 @@ mod discovery;
 pub mod grants;
 mod page;
 mod params;
+mod redirects;
 mod tokens;
 
+use std::any::Any;
 use std::net::IpAddr;
 use std::path::Path;
 use std::sync::Arc;
@@ -31,13 +33,15 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use tokio::sync::OwnedSemaphorePermit;
+use rustls::pki_types::CertificateDer;
 
-use super::limits::PeerTurn;
-use super::{App, refusing};
+use crate::access::offer::Offer;
 use crate::access::sealing::{SealError, Sealer, Used};
-use crate::config::SignInSettings;
+use crate::access::standing::Verdict;
+use crate::config::{ConsentMode, SignInSettings};
 use crate::stack::StackAddress;
+use crate::stack::credential::Key;
+use crate::web::refusing::refusal;
 pub use bearer::{key_of, key_refused};
 pub use client_document::DocumentsError;
 
@@ -46,6 +50,43 @@ const SCOPE: &str = "lemonfiber";
 /// The MCP endpoint, the resource every token is for.
 const MCP_PATH: &str = "/mcp";
 const RESOURCE_METADATA_PATH: &str = "/.well-known/oauth-protected-resource";
+
+/// All sign-in needs of the HTTP mode that serves it: where a request came to and the limits of
+/// its peer, and what the stack says of a key. Sign-in knows nothing else of the HTTP mode.
+// A refusal is the answer itself, handed straight to the client: boxing it would only move it.
+#[allow(clippy::result_large_err)]
+pub trait Front: Send + Sync + 'static {
+    fn sign_in(&self) -> &SignIn;
+
+    /// What stands for the person's yes, which the page tells them before they allow.
+    fn consent(&self) -> ConsentMode;
+
+    /// Where a request came to and who sent it, from its head alone, holding one of its peer's
+    /// turns; or, for a peer over its allowances or a name not served, the answer that refuses it.
+    fn arrived(&self, parts: &Parts) -> Result<Arrival, Response>;
+
+    /// One of sign-in's requests answered at once over everyone, if one is free; else the answer
+    /// that says to try again.
+    fn answering(&self) -> Result<Held, Response>;
+
+    /// Whether `peer` may bring the server something as dear to check as a key it has not seen.
+    fn may_bring_a_new_key(&self, peer: IpAddr) -> bool;
+
+    /// What the stack says of `key` now (not from an answer kept a while), with what it offers an
+    /// accepted key, if the stack said.
+    fn standing_of(&self, key: Key) -> impl Future<Output = Verdict<Option<Offer>>> + Send;
+}
+
+/// What a request holds while it is answered (a turn, a place), let go when it is dropped.
+pub type Held = Box<dyn Any + Send + Sync>;
+
+/// Where a sign-in request came to, as [`Front::arrived`] found it.
+pub struct Arrival {
+    /// This server's origin as the client reaches it.
+    pub issuer: String,
+    pub peer: IpAddr,
+    pub turn: Held,
+}
 
 /// What sign-in keeps: the sealer, the record of what was used once, and its settings.
 pub struct SignIn {
@@ -71,9 +112,11 @@ pub enum SignInError {
 }
 
 impl SignIn {
+    /// `document_roots`: see [`client_document::Documents::new`].
     pub fn new(
         state: &Path,
         settings: &SignInSettings,
+        document_roots: Option<Vec<CertificateDer<'static>>>,
         stack: StackAddress,
     ) -> Result<SignIn, SignInError> {
         Ok(SignIn {
@@ -83,14 +126,14 @@ impl SignIn {
             refreshes_used: Used::in_folder(state.join("used-refresh-tokens"))?,
             grants: grants::Grants::in_state(state),
             raw_keys: settings.raw_keys,
-            documents: client_document::Documents::new(settings)?,
+            documents: client_document::Documents::new(settings, document_roots)?,
             stack,
         })
     }
 }
 
 /// The routes of sign-in: discovery, registration, the page, and the token endpoint.
-pub fn routes() -> Router<Arc<App>> {
+pub fn routes<F: Front>() -> Router<Arc<F>> {
     Router::new()
         .route(
             RESOURCE_METADATA_PATH,
@@ -108,10 +151,13 @@ pub fn routes() -> Router<Arc<App>> {
             "/.well-known/openid-configuration",
             get(discovery::authorization_server).options(preflight),
         )
-        .route("/register", post(clients::register).options(preflight))
-        .route("/authorize", get(authorize::ask).post(authorize::answered))
-        .route("/token", post(tokens::grant).options(preflight))
-        .route("/revoke", post(tokens::revoke).options(preflight))
+        .route("/register", post(clients::register::<F>).options(preflight))
+        .route(
+            "/authorize",
+            get(authorize::ask::<F>).post(authorize::answered::<F>),
+        )
+        .route("/token", post(tokens::grant::<F>).options(preflight))
+        .route("/revoke", post(tokens::revoke::<F>).options(preflight))
 }
 
 /// Where a sign-in request came to: this server as the request names it (a served name, at the
@@ -124,10 +170,10 @@ pub struct Here {
     peer: IpAddr,
     /// One of the requests without a key its peer may have under way, held from its head to its
     /// answer.
-    _turn: Option<PeerTurn>,
+    _turn: Option<Held>,
     /// One of sign-in's requests answered at once over everyone, taken only once what is left to
     /// do is quick to finish (its body, if any, is in), so a slow body holds nothing others need.
-    _answering: Option<OwnedSemaphorePermit>,
+    _answering: Option<Held>,
 }
 
 // A refusal is the answer itself, handed straight to the client: boxing it would only move it.
@@ -144,24 +190,10 @@ impl Here {
 
     /// Where a request came to, from its head alone, with its peer's turn. Refused before its
     /// body is read, the connection closes after the answer, which says so.
-    fn arrived(parts: &Parts, app: &App) -> Result<Here, Response> {
-        let refused = |response| refusing::unread(&parts.headers, response);
-        let peer = super::client_address::of(parts, &app.proxies);
-        let Some(turn) = app.keyless.take(peer) else {
-            return Err(refused(refusing::too_many_from_this_address()));
-        };
-        if let Err(seconds) = app.peers.request(peer) {
-            return Err(refused(refusing::too_many(
-                seconds,
-                "Too many requests from this address; wait before the next.",
-            )));
-        }
-        let host = app
-            .checks
-            .served_host(&parts.uri, &parts.headers)
-            .map_err(|refusal| refused(refusal.into_response()))?;
+    fn arrived(parts: &Parts, front: &impl Front) -> Result<Here, Response> {
+        let Arrival { issuer, peer, turn } = front.arrived(parts)?;
         Ok(Here {
-            issuer: app.checks.issuer(&host),
+            issuer,
             peer,
             _turn: Some(turn),
             _answering: None,
@@ -169,26 +201,20 @@ impl Here {
     }
 
     /// The same request, now among sign-in's requests answered at once, if there is room.
-    fn answering(self, app: &App) -> Result<Here, Response> {
-        let Ok(answering) = app.signing_in.clone().try_acquire_owned() else {
-            return Err(refusing::too_many(
-                1,
-                "The server has too many sign-in requests under way; try again shortly.",
-            ));
-        };
+    fn answering(self, front: &impl Front) -> Result<Here, Response> {
         Ok(Here {
-            _answering: Some(answering),
+            _answering: Some(front.answering()?),
             ..self
         })
     }
 }
 
 /// For a request with no body to wait for: it is answered at once.
-impl FromRequestParts<Arc<App>> for Here {
+impl<F: Front> FromRequestParts<Arc<F>> for Here {
     type Rejection = Response;
 
-    async fn from_request_parts(parts: &mut Parts, app: &Arc<App>) -> Result<Here, Response> {
-        Here::arrived(parts, app)?.answering(app)
+    async fn from_request_parts(parts: &mut Parts, front: &Arc<F>) -> Result<Here, Response> {
+        Here::arrived(parts, front.as_ref())?.answering(front.as_ref())
     }
 }
 
@@ -199,16 +225,16 @@ pub struct Sent {
     pub body: Result<bytes::Bytes, params::NotRead>,
 }
 
-impl FromRequest<Arc<App>> for Sent {
+impl<F: Front> FromRequest<Arc<F>> for Sent {
     type Rejection = Response;
 
-    async fn from_request(request: Request, app: &Arc<App>) -> Result<Sent, Response> {
+    async fn from_request(request: Request, front: &Arc<F>) -> Result<Sent, Response> {
         let (parts, body) = request.into_parts();
-        let here = Here::arrived(&parts, app)?;
+        let here = Here::arrived(&parts, front.as_ref())?;
         let body = params::body(body).await;
         // A body not read is refused at once, which takes no place among those answered.
         let here = match body {
-            Ok(_) => here.answering(app)?,
+            Ok(_) => here.answering(front.as_ref())?,
             Err(_) => here,
         };
         Ok(Sent { here, body })
@@ -258,7 +284,7 @@ fn json_answer(status: StatusCode, body: &serde_json::Value) -> Response {
 
 /// An OAuth error answer (RFC 6749 §5.2): the HTTP mode's JSON refusal, for any client.
 fn oauth_error(status: StatusCode, error: &str, description: &str) -> Response {
-    for_any_client(super::refusal(status, error, description))
+    for_any_client(refusal(status, error, description))
 }
 
 /// An answer never cached, and readable by a browser-based client on any origin.

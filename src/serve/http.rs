@@ -2,21 +2,18 @@
 //! browser (F13-R8). Every request brings its own integration key as a bearer; the server holds
 //! none. Nothing is served until an address is asked for.
 
-mod body;
 mod client_address;
 mod endpoint;
+mod front;
 mod guard;
 mod in_session;
 mod jsonrpc;
 mod keys;
 mod limits;
-mod oauth;
 mod priming;
 mod reaching;
-pub use oauth::grants;
 pub use reaching::check_at_start;
 mod refused;
-mod refusing;
 mod sessions;
 mod stateless;
 
@@ -38,10 +35,12 @@ use tokio_util::sync::CancellationToken;
 use super::tls;
 use crate::access::consent::Seal;
 use crate::access::sealing::SealError;
-use crate::config::{self, ConsentMode, HttpSettings, TrustedProxies};
+use crate::config::{self, CLIENT_DOCUMENT_ROOTS, ConsentMode, HttpSettings, TrustedProxies};
 use crate::fingerprint::{Fingerprint, SpkiPin};
 use crate::mcp::server::Common;
-use guard::{Checks, refusal};
+use crate::sign_in::{self, SignIn};
+use crate::web::refusing::refusal;
+use guard::Checks;
 use keys::KeyServices;
 use limits::{PeerAllowances, PeersAtOnce};
 use refused::RefusedKeys;
@@ -56,7 +55,7 @@ struct App {
     checks: Checks,
     /// Whose word about a request's client is believed (see `client_address`).
     proxies: TrustedProxies,
-    sign_in: oauth::SignIn,
+    sign_in: SignIn,
     keys: KeyServices,
     /// What stands for the person's yes, which the sign-in page tells them before they allow.
     consent: ConsentMode,
@@ -99,7 +98,9 @@ pub enum StartError {
     #[error(transparent)]
     Seal(#[from] SealError),
     #[error(transparent)]
-    SignIn(#[from] oauth::SignInError),
+    SignIn(#[from] sign_in::SignInError),
+    #[error("{CLIENT_DOCUMENT_ROOTS}: {0}")]
+    DocumentRoots(#[source] tls::CertError),
     #[error("cannot serve TLS: {0}")]
     Tls(#[source] std::io::Error),
 }
@@ -111,7 +112,16 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     listener.set_nonblocking(true).map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
     let seal = Seal::kept_in(&settings.state, settings.conduct.offer_life)?;
-    let sign_in = oauth::SignIn::new(&settings.state, &settings.sign_in, settings.stack.clone())?;
+    let document_roots = (settings.sign_in.client_document_roots.as_deref())
+        .map(tls::chain_in)
+        .transpose()
+        .map_err(StartError::DocumentRoots)?;
+    let sign_in = SignIn::new(
+        &settings.state,
+        &settings.sign_in,
+        document_roots,
+        settings.stack.clone(),
+    )?;
     let consent = settings.conduct.consent;
     let common = Arc::new(Common::new(settings.conduct, seal));
     let ends = CancellationToken::new();
@@ -161,7 +171,7 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     let mut router = Router::new()
         .route("/health", get(health))
         .route("/mcp", any(endpoint::mcp))
-        .merge(oauth::routes());
+        .merge(sign_in::routes());
     if let Some(root) = certificate.root_pem.clone() {
         router = router.route(
             "/root.pem",

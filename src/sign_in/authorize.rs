@@ -19,11 +19,10 @@ use sha2::{Digest, Sha256};
 use super::clients::{self, ClientRefused};
 use super::page::{self, Asking};
 use super::params::Params;
-use super::{Here, Sent, SignIn, tokens};
+use super::{Front, Here, Sent, SignIn, tokens};
 use crate::access::sealing::{NotUsed, Purpose, now, random};
+use crate::access::standing::Verdict;
 use crate::link::{self, LinkFailure};
-use crate::serve::http::App;
-use crate::serve::http::keys::Admission;
 use crate::stack::credential::Key;
 
 const FORM: Purpose = Purpose {
@@ -77,8 +76,8 @@ impl Form {
 /// `GET /authorize`. A request at fault is refused on the page, never sent back: until the
 /// person has seen the page, this server sends no browser anywhere a client named (RFC 9700
 /// §4.11.2), since anyone can register a client.
-pub async fn ask(
-    State(app): State<Arc<App>>,
+pub async fn ask<F: Front>(
+    State(front): State<Arc<F>>,
     here: Here,
     headers: HeaderMap,
     uri: Uri,
@@ -93,10 +92,10 @@ pub async fn ask(
     };
     // A client metadata document is fetched from wherever the request says: as dear as a new
     // key, so it counts against the same allowance.
-    if clients::is_document_url(client_id) && app.peers.new_key(here.peer).is_err() {
+    if clients::is_document_url(client_id) && !front.may_bring_a_new_key(here.peer) {
         return page::cannot_go_on(StatusCode::TOO_MANY_REQUESTS, page::TOO_MANY_SIGN_INS);
     }
-    let client = match clients::client(&app.sign_in, client_id).await {
+    let client = match clients::client(front.sign_in(), client_id).await {
         Ok(client) => client,
         Err(ClientRefused::NotIssuedHere) => return refused(page::UNKNOWN_CLIENT),
         Err(ClientRefused::Document(why)) => return refused(&why.describe()),
@@ -149,7 +148,7 @@ pub async fn ask(
         m: None,
         x: now() + FORM_LIFE,
     };
-    let response = match app.sign_in.sealer.seal(&FORM, &form) {
+    let response = match front.sign_in().sealer.seal(&FORM, &form) {
         Some(sealed) => page::ask_for_key(&form.asking(), &sealed, None, false),
         None => page::cannot_go_on(StatusCode::SERVICE_UNAVAILABLE, page::NOT_MADE),
     };
@@ -176,7 +175,11 @@ fn is_binding(value: &str) -> bool {
 }
 
 /// `POST /authorize`: a key or key link given, or the person's allow or deny.
-pub async fn answered(State(app): State<Arc<App>>, headers: HeaderMap, sent: Sent) -> Response {
+pub async fn answered<F: Front>(
+    State(front): State<Arc<F>>,
+    headers: HeaderMap,
+    sent: Sent,
+) -> Response {
     let here = sent.here;
     if is_cross_site(&headers, &here) {
         return page::cannot_go_on(StatusCode::FORBIDDEN, page::CROSS_SITE);
@@ -187,7 +190,7 @@ pub async fn answered(State(app): State<Arc<App>>, headers: HeaderMap, sent: Sen
             return page::cannot_go_on(StatusCode::BAD_REQUEST, &not_read.description());
         }
     };
-    let sign_in = &app.sign_in;
+    let sign_in = front.sign_in();
     let binding = binding_of(&headers).unwrap_or_default();
     let Some((form, nonce)) = asked
         .get("form")
@@ -207,7 +210,7 @@ pub async fn answered(State(app): State<Arc<App>>, headers: HeaderMap, sent: Sen
     }
     match form.k.as_deref() {
         None => bound(
-            checked(&app, &here, form, asked.get("credential")).await,
+            checked(front.as_ref(), &here, form, asked.get("credential")).await,
             binding,
         ),
         Some(key) => decided(sign_in, &here, &form, key, asked.get("decision")),
@@ -216,13 +219,18 @@ pub async fn answered(State(app): State<Arc<App>>, headers: HeaderMap, sent: Sen
 
 /// The first step's answer: the key (from the link, if one was given) checked with the stack,
 /// and what it allows shown; or the page again, saying what went wrong.
-async fn checked(app: &App, here: &Here, mut form: Form, credential: Option<&str>) -> Response {
+async fn checked(
+    front: &impl Front,
+    here: &Here,
+    mut form: Form,
+    credential: Option<&str>,
+) -> Response {
     let again = |form: Form, problem: &str| -> Response {
         let form = Form {
             x: now() + FORM_LIFE,
             ..form
         };
-        match app.sign_in.sealer.seal(&FORM, &form) {
+        match front.sign_in().sealer.seal(&FORM, &form) {
             Some(sealed) => {
                 page::ask_for_key(&form.asking(), &sealed, Some(problem), form.m.is_some())
             }
@@ -233,10 +241,10 @@ async fn checked(app: &App, here: &Here, mut form: Form, credential: Option<&str
         Some(Ok(claimed)) => claimed,
         Some(Err(_)) => return page::cannot_go_on(StatusCode::BAD_REQUEST, page::NOT_MADE),
         None => {
-            if app.peers.new_key(here.peer).is_err() {
+            if !front.may_bring_a_new_key(here.peer) {
                 return again(form, page::TOO_MANY_KEYS);
             }
-            match key_from(&app.sign_in, credential.unwrap_or_default().trim()).await {
+            match key_from(front.sign_in(), credential.unwrap_or_default().trim()).await {
                 Ok((key, claimed)) => {
                     if claimed {
                         form.m = Some(key.expose_for_keeping().to_owned());
@@ -247,24 +255,22 @@ async fn checked(app: &App, here: &Here, mut form: Form, credential: Option<&str
             }
         }
     };
-    let offer = match app.keys.now(key.clone()).await {
-        Admission::Accepted(service) => match service.offer().await {
-            Some(offer) => offer,
-            None => return again(form, page::NOTHING_KNOWN),
-        },
-        Admission::Refused => {
+    let offer = match front.standing_of(key.clone()).await {
+        Verdict::Accepted(Some(offer)) => offer,
+        Verdict::Accepted(None) => return again(form, page::NOTHING_KNOWN),
+        Verdict::Refused => {
             form.m = None;
             return again(form, page::KEY_REFUSED);
         }
-        Admission::Unreachable => return again(form, page::STACK_UNREACHABLE),
-        Admission::Throttled(_) => return again(form, page::STACK_THROTTLED),
-        Admission::NotPinned => return again(form, page::STACK_NOT_PINNED),
+        Verdict::Unreachable => return again(form, page::STACK_UNREACHABLE),
+        Verdict::Throttled(_) => return again(form, page::STACK_THROTTLED),
+        Verdict::NotPinned => return again(form, page::STACK_NOT_PINNED),
     };
     form.k = Some(key.expose_for_keeping().to_owned());
     form.m = None;
     form.x = now() + FORM_LIFE;
-    match app.sign_in.sealer.seal(&FORM, &form) {
-        Some(sealed) => page::ask_to_allow(&form.asking(), &sealed, &offer, app.consent),
+    match front.sign_in().sealer.seal(&FORM, &form) {
+        Some(sealed) => page::ask_to_allow(&form.asking(), &sealed, &offer, front.consent()),
         None => page::cannot_go_on(StatusCode::SERVICE_UNAVAILABLE, page::NOT_MADE),
     }
 }

@@ -3,12 +3,44 @@
 //! itself, for a client that can set a header. Either way what comes out is the person's key.
 //! A request without one is told where to sign in (RFC 9728's `resource_metadata`).
 
-use axum::http::{HeaderMap, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::response::{IntoResponse, Response};
 
 use super::tokens::{self, TokenRefused};
 use super::{RESOURCE_METADATA_PATH, SCOPE, SignIn};
-use crate::serve::http::guard::Refused;
 use crate::stack::credential::Key;
+use crate::web::refusing::refusal;
+
+/// A request without a credential this server takes: `401`, with the challenge that tells a
+/// client how to get one.
+#[derive(Debug)]
+pub struct Refused {
+    error: &'static str,
+    description: String,
+    challenge: String,
+}
+
+impl Refused {
+    fn unauthorized(error: &'static str, description: &str, challenge: String) -> Refused {
+        Refused {
+            error,
+            description: description.to_owned(),
+            challenge,
+        }
+    }
+}
+
+impl IntoResponse for Refused {
+    fn into_response(self) -> Response {
+        let mut response = refusal(StatusCode::UNAUTHORIZED, self.error, &self.description);
+        if let Ok(challenge) = HeaderValue::from_str(&self.challenge) {
+            response
+                .headers_mut()
+                .insert(header::WWW_AUTHENTICATE, challenge);
+        }
+        response
+    }
+}
 
 /// The person's key a request's bearer carries, for a request that reached this server at
 /// `issuer` (`https://` and its `Host`). A refusal never repeats what was sent.

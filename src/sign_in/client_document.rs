@@ -13,12 +13,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use futures::StreamExt;
+use rustls::pki_types::CertificateDer;
 use rustls_platform_verifier::BuilderVerifierExt as _;
 use serde_json::Value;
 
-use super::clients::redirects_of;
+use super::redirects::redirects_of;
 use crate::config::{CLIENT_DOCUMENT_ROOTS, SignInSettings};
-use crate::serve::tls::{CertError, chain_in};
 
 /// The largest document read.
 pub const DOCUMENT_MOST: usize = 5 * 1024;
@@ -45,8 +45,6 @@ pub struct Document {
 /// Why the HTTPS client for documents could not be made.
 #[derive(Debug, thiserror::Error)]
 pub enum DocumentsError {
-    #[error("{CLIENT_DOCUMENT_ROOTS}: {0}")]
-    Roots(#[source] CertError),
     #[error("{CLIENT_DOCUMENT_ROOTS} names {0} roots that cannot be used: {1}")]
     BadRoots(String, String),
     #[error("cannot set up TLS for client metadata documents: {0}")]
@@ -89,17 +87,25 @@ impl DocumentRefused {
 }
 
 impl Documents {
-    pub fn new(settings: &SignInSettings) -> Result<Documents, DocumentsError> {
+    /// `roots`: the certificates read from `CLIENT_DOCUMENT_ROOTS`, when it is set, trusted
+    /// instead of the platform's.
+    pub fn new(
+        settings: &SignInSettings,
+        roots: Option<Vec<CertificateDer<'static>>>,
+    ) -> Result<Documents, DocumentsError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(DocumentsError::Tls)?;
-        let mut tls = match &settings.client_document_roots {
-            Some(file) => {
+        let mut tls = match roots {
+            Some(given) => {
+                let file = (settings.client_document_roots.as_deref())
+                    .map(|file| file.display().to_string())
+                    .unwrap_or_default();
                 let mut roots = rustls::RootCertStore::empty();
-                for root in chain_in(file).map_err(DocumentsError::Roots)? {
+                for root in given {
                     roots.add(root).map_err(|error| {
-                        DocumentsError::BadRoots(file.display().to_string(), error.to_string())
+                        DocumentsError::BadRoots(file.clone(), error.to_string())
                     })?;
                 }
                 builder.with_root_certificates(roots).with_no_client_auth()
@@ -341,11 +347,14 @@ mod tests {
 
     #[tokio::test]
     async fn a_private_address_is_refused_before_anything_is_sent() {
-        let documents = Documents::new(&SignInSettings {
-            raw_keys: true,
-            private_client_documents: false,
-            client_document_roots: None,
-        })
+        let documents = Documents::new(
+            &SignInSettings {
+                raw_keys: true,
+                private_client_documents: false,
+                client_document_roots: None,
+            },
+            None,
+        )
         .expect("documents");
         for id in [
             "https://127.0.0.1:9/client.json",

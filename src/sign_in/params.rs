@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use axum::body::Body;
 
-use crate::serve::http::body::{NotRead as Unread, within};
+use crate::web::body::{NotRead as Unread, within};
 
 /// The largest form or registration a sign-in endpoint reads.
 pub const BODY_MOST: usize = 16 * 1024;

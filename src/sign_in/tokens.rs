@@ -22,10 +22,9 @@ use sha2::{Digest, Sha256};
 
 use super::grants::{Granted, Grants, GrantsError};
 use super::params::Params;
-use super::{SCOPE, Sent, SignIn, json_answer, oauth_error};
+use super::{Front, SCOPE, Sent, SignIn, json_answer, oauth_error};
 use crate::access::sealing::{NotUsed, Purpose, now};
-use crate::serve::http::App;
-use crate::serve::http::keys::Admission;
+use crate::access::standing::Verdict;
 use crate::stack::credential::Key;
 
 const CODE: Purpose = Purpose {
@@ -135,15 +134,15 @@ pub fn seal_code(
 }
 
 /// `POST /token`.
-pub async fn grant(State(app): State<Arc<App>>, sent: Sent) -> Response {
+pub async fn grant<F: Front>(State(front): State<Arc<F>>, sent: Sent) -> Response {
     let (asked, client) = match from_a_public_client(sent) {
         Ok(asked) => asked,
         Err((error, description)) => return refused(error, &description),
     };
     let client = client.as_str();
     match asked.get("grant_type") {
-        Some("authorization_code") => exchange(&app.sign_in, &asked, client),
-        Some("refresh_token") => refresh(&app, &asked, client).await,
+        Some("authorization_code") => exchange(front.sign_in(), &asked, client),
+        Some("refresh_token") => refresh(front.as_ref(), &asked, client).await,
         Some(_) => refused(
             "unsupported_grant_type",
             "This server grants authorization_code and refresh_token only.",
@@ -201,8 +200,8 @@ fn exchange(sign_in: &SignIn, asked: &Params, client: &str) -> Response {
 
 /// The `refresh_token` grant: a refresh token, once, from its client, while the stack still takes
 /// the key it carries; answered with a new pair.
-async fn refresh(app: &App, asked: &Params, client: &str) -> Response {
-    let sign_in = &app.sign_in;
+async fn refresh(front: &impl Front, asked: &Params, client: &str) -> Response {
+    let sign_in = front.sign_in();
     let Some(token) = asked.get("refresh_token") else {
         return refused(
             "invalid_request",
@@ -246,7 +245,7 @@ async fn refresh(app: &App, asked: &Params, client: &str) -> Response {
     let Ok(key) = Key::parse(&grant.k) else {
         return refused("invalid_grant", "The refresh token carries no key.");
     };
-    match still_taken(app, key).await {
+    match still_taken(front, key).await {
         Standing::Taken => {}
         Standing::Refused => {
             return refused(
@@ -271,13 +270,11 @@ enum Standing {
 }
 
 /// Whether the stack still takes `key`, asked now.
-async fn still_taken(app: &App, key: Key) -> Standing {
-    match app.keys.now(key).await {
-        Admission::Accepted(_) => Standing::Taken,
-        Admission::Refused => Standing::Refused,
-        Admission::Throttled(_) | Admission::Unreachable | Admission::NotPinned => {
-            Standing::NotAsked
-        }
+async fn still_taken(front: &impl Front, key: Key) -> Standing {
+    match front.standing_of(key).await {
+        Verdict::Accepted(_) => Standing::Taken,
+        Verdict::Refused => Standing::Refused,
+        Verdict::Throttled(_) | Verdict::Unreachable | Verdict::NotPinned => Standing::NotAsked,
     }
 }
 
@@ -347,8 +344,8 @@ fn issue(sign_in: &SignIn, mut grant: Grant, issued: Issued<'_>) -> Response {
 /// `POST /revoke` (RFC 7009): a client signing out ends its grant, whichever of the grant's
 /// tokens it sends, so neither is taken again. A token that is not one of this server's, or has
 /// expired, is answered as revoked, as the RFC says; one issued to another client is refused.
-pub async fn revoke(State(app): State<Arc<App>>, sent: Sent) -> Response {
-    let sign_in = &app.sign_in;
+pub async fn revoke<F: Front>(State(front): State<Arc<F>>, sent: Sent) -> Response {
+    let sign_in = front.sign_in();
     let (asked, client) = match from_a_public_client(sent) {
         Ok(asked) => asked,
         Err((error, description)) => return refused(error, &description),

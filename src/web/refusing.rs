@@ -1,13 +1,23 @@
-//! How the HTTP mode turns a request away itself, before MCP sees it: too many at once or too
-//! soon (429 with `Retry-After`), and a refusal sent before the body was read, which closes the
-//! connection. The refusal's JSON shape is the guard's ([`super::guard::refusal`]).
+//! How the HTTP mode turns a request away itself, before MCP or sign-in sees it: a JSON refusal,
+//! too many at once or too soon (429 with `Retry-After`), and a refusal sent before the body was
+//! read, which closes the connection.
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
-use axum::response::Response;
-
-use super::guard::refusal;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
 
 const CLOSE: HeaderValue = HeaderValue::from_static("close");
+
+/// A refusal the server says itself: its status, and why, as JSON.
+pub fn refusal(status: StatusCode, error: &str, description: &str) -> Response {
+    let body = json!({ "error": error, "error_description": description });
+    (
+        status,
+        [(header::CONTENT_TYPE, "application/json")],
+        body.to_string(),
+    )
+        .into_response()
+}
 
 /// A refusal sent before the request's body was read closes the connection, and says so: the
 /// server drops what is left of the body, and a client that sent its next request on the same

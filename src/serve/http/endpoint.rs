@@ -18,13 +18,12 @@ use axum::response::{IntoResponse, Response};
 use tokio::sync::OwnedSemaphorePermit;
 
 use super::keys::{Admission, KeyService, SessionsFull};
-use super::refusing::{after, closing, too_many, too_many_from_this_address, unread};
-use super::{
-    App, body, client_address, guard, in_session, jsonrpc, oauth, priming, refusal, sessions,
-    stateless,
-};
+use super::{App, client_address, guard, in_session, jsonrpc, priming, sessions, stateless};
 use crate::mcp::audit;
+use crate::sign_in;
 use crate::stack::credential::Key;
+use crate::web::body;
+use crate::web::refusing::{after, closing, refusal, too_many, too_many_from_this_address, unread};
 
 /// How long a client has to send a request's body, once its headers have come.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -89,7 +88,7 @@ async fn admitted(
     let everyone = a_place_among_everyone(app)?;
     within_the_address_allowance(app, client)?;
     let issuer = served_issuer(app, request)?;
-    let key = oauth::key_of(&app.sign_in, &request.headers, &issuer)
+    let key = sign_in::key_of(&app.sign_in, &request.headers, &issuer)
         .map_err(IntoResponse::into_response)?;
     let service = service_of(app, client, key, request, &issuer).await?;
     service.admit().map_err(|seconds| {
@@ -157,7 +156,7 @@ async fn service_of(
     };
     match admission {
         Admission::Accepted(service) => Ok(service),
-        Admission::Refused => Err(oauth::key_refused(issuer).into_response()),
+        Admission::Refused => Err(sign_in::key_refused(issuer).into_response()),
         Admission::Throttled(seconds) => Err(too_many(
             seconds.unwrap_or(30),
             "The stack is turning requests from this key away for now; wait before the next.",

@@ -7,27 +7,18 @@
 //! them in plain text rather than JSON, and only once a key has been checked and its limits taken,
 //! where these answer before anything else is spent on the request.
 
-use axum::http::{HeaderMap, HeaderValue, StatusCode, Uri, header};
+use axum::http::{HeaderMap, StatusCode, Uri, header};
 use axum::response::{IntoResponse, Response};
 use rmcp::transport::streamable_http_server::StreamableHttpServerConfig;
 use serde_json::{Value, json};
 
 use crate::config::PublicUrl;
 use crate::mcp::versions::PROTOCOL_VERSIONS;
+use crate::web::refusing::refusal;
 
 /// The largest request body taken; a larger one is refused before it is read.
 pub const BODY_LIMIT: u64 = 4 * 1024 * 1024;
 pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
-
-pub fn refusal(status: StatusCode, error: &str, description: &str) -> Response {
-    let body = json!({ "error": error, "error_description": description });
-    (
-        status,
-        [(header::CONTENT_TYPE, "application/json")],
-        body.to_string(),
-    )
-        .into_response()
-}
 
 /// A request refused before it reached MCP: its status, and a JSON error saying why.
 #[derive(Debug)]
@@ -35,8 +26,6 @@ pub struct Refused {
     pub status: StatusCode,
     error: &'static str,
     description: String,
-    /// The `WWW-Authenticate` challenge, for a request without a usable key.
-    challenge: Option<String>,
     /// The protocol version the request named, when this server does not speak it: answered as
     /// JSON-RPC answers it (`-32022`), to the request's id, once its body is read.
     pub unsupported_version: Option<String>,
@@ -48,7 +37,6 @@ impl Refused {
             status,
             error,
             description: description.into(),
-            challenge: None,
             unsupported_version: None,
         }
     }
@@ -73,16 +61,7 @@ pub fn unsupported_version(id: Value, requested: &str) -> Response {
 
 impl IntoResponse for Refused {
     fn into_response(self) -> Response {
-        let mut response = refusal(self.status, self.error, &self.description);
-        if let Some(challenge) = self
-            .challenge
-            .and_then(|challenge| HeaderValue::from_str(&challenge).ok())
-        {
-            response
-                .headers_mut()
-                .insert(header::WWW_AUTHENTICATE, challenge);
-        }
-        response
+        refusal(self.status, self.error, &self.description)
     }
 }
 
@@ -405,20 +384,10 @@ fn with_its_port(origin: &str) -> String {
     }
 }
 
-impl Refused {
-    /// A request without a credential this server takes: `401`, with the challenge that tells a
-    /// client how to get one.
-    pub fn unauthorized(error: &'static str, description: &str, challenge: String) -> Refused {
-        Refused {
-            challenge: Some(challenge),
-            ..Refused::new(StatusCode::UNAUTHORIZED, error, description)
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use axum::http::HeaderValue;
 
     fn headers(pairs: &[(&'static str, &str)]) -> HeaderMap {
         let mut headers = HeaderMap::new();

@@ -17,7 +17,7 @@ use governor::nanos::Nanos;
 use governor::{DefaultDirectRateLimiter, NotUntil, Quota, RateLimiter};
 
 use crate::lock::lock;
-pub use at_once::{PeerTurn, PeersAtOnce};
+pub use at_once::PeersAtOnce;
 use kept_peers::KeptPeers;
 
 /// How many peers' allowances are kept, of each kind; past it, those back to full (idle) go
