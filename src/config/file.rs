@@ -5,7 +5,8 @@
 
 use std::path::{Path, PathBuf};
 
-use super::{ConfigError, NotPrivate, read_private, stack_address};
+use super::private_file::{NotPrivate, read_private};
+use super::{ConfigError, stack_address};
 use crate::fingerprint::Fingerprint;
 use crate::stack::StackAddress;
 use crate::stack::credential::Key;

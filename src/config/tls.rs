@@ -135,7 +135,7 @@ fn acme(set: &impl Fn(&str) -> Option<String>) -> Result<AcmeSettings, ConfigErr
         .filter(|url| url.scheme() == "https" && url.host().is_some())
         .ok_or(ConfigError::BadAcmeDirectory)?;
     let contact = set(ACME_CONTACT)
-        .map(super::list)
+        .map(super::values::list)
         .unwrap_or_default()
         .into_iter()
         .map(|address| {
