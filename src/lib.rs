@@ -22,6 +22,7 @@ mod access;
 #[allow(unsafe_code)]
 pub mod allocator;
 pub mod answer;
+mod backoff;
 mod catalogue;
 pub mod check;
 mod config;

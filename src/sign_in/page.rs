@@ -8,6 +8,7 @@ use std::sync::LazyLock;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use base64::Engine as _;
+use html_escape::encode_quoted_attribute;
 use sha2::{Digest, Sha256};
 
 use crate::access::offer::Offer;
@@ -55,7 +56,10 @@ pub fn ask_for_key(asking: &Asking, form: &str, problem: Option<&str>, claimed: 
     let mut body = heading("Connect your assistant to lemonfiber");
     body.push_str(&who(asking));
     if let Some(problem) = problem {
-        body.push_str(&format!("<p class=\"problem\">{}</p>", escape(problem)));
+        body.push_str(&format!(
+            "<p class=\"problem\">{}</p>",
+            encode_quoted_attribute(problem)
+        ));
     }
     let asked = if claimed {
         "<p>The key link has been used, and the key it brought is kept for this sign-in only.</p>\
@@ -74,7 +78,7 @@ pub fn ask_for_key(asking: &Asking, form: &str, problem: Option<&str>, claimed: 
     body.push_str(&format!(
         "<form method=\"post\" action=\"/authorize\">\
          <input type=\"hidden\" name=\"form\" value=\"{}\">{asked}</form>",
-        escape(form)
+        encode_quoted_attribute(form)
     ));
     page(StatusCode::OK, &body, None)
 }
@@ -112,7 +116,7 @@ pub fn ask_to_allow(asking: &Asking, form: &str, offer: &Offer, consent: Consent
          <input type=\"hidden\" name=\"form\" value=\"{}\">\
          <button class=\"yes\" type=\"submit\" name=\"decision\" value=\"allow\">Allow</button>\
          <button type=\"submit\" name=\"decision\" value=\"deny\">Deny</button></form>",
-        escape(form)
+        encode_quoted_attribute(form)
     ));
     body.push_str(
         "<p class=\"small\">The assistant's provider is given a sealed token, not your key: it \
@@ -146,7 +150,7 @@ fn what_it_changes(
     for (tool, action) in changes {
         shown.push_str(&format!(
             "<li><span class=\"act\">{}</span> <span class=\"small\">— {}</span></li>",
-            escape(tool.title),
+            encode_quoted_attribute(tool.title),
             disturbance(*action),
         ));
     }
@@ -158,7 +162,7 @@ fn what_it_changes(
         .collect();
     shown.push_str(&format!(
         "<p class=\"agreed\">{}</p>",
-        escape(&how_agreed(consent, &unrehearsed, changes.len()))
+        encode_quoted_attribute(&how_agreed(consent, &unrehearsed, changes.len()))
     ));
     shown
 }
@@ -238,7 +242,7 @@ fn what_it_reads(offer: &Offer, reads: &[String]) -> String {
          </summary><ul>"
     );
     for read in reads {
-        shown.push_str(&format!("<li>{}</li>", escape(read)));
+        shown.push_str(&format!("<li>{}</li>", encode_quoted_attribute(read)));
     }
     shown.push_str("</ul></details>");
     shown
@@ -247,7 +251,10 @@ fn what_it_reads(offer: &Offer, reads: &[String]) -> String {
 /// A page that cannot go on: the sign-in request itself is at fault, or the form is spent.
 pub fn cannot_go_on(status: StatusCode, problem: &str) -> Response {
     let mut body = heading("This sign-in cannot go on");
-    body.push_str(&format!("<p class=\"problem\">{}</p>", escape(problem)));
+    body.push_str(&format!(
+        "<p class=\"problem\">{}</p>",
+        encode_quoted_attribute(problem)
+    ));
     body.push_str(
         "<p>Start again from your assistant: add or reconnect lemonfiber there, and it opens a new \
          sign-in.</p>",
@@ -326,7 +333,7 @@ fn scope_words(scope: Scope) -> &'static str {
 }
 
 fn heading(text: &str) -> String {
-    format!("<h1>{}</h1>", escape(text))
+    format!("<h1>{}</h1>", encode_quoted_attribute(text))
 }
 
 /// Who asks, in its own words, and where the person goes back to.
@@ -334,18 +341,18 @@ fn who(asking: &Asking) -> String {
     let name = match asking.name {
         Some(name) => format!(
             "An assistant that calls itself <span class=\"said\">“{}”</span>",
-            escape(name)
+            encode_quoted_attribute(name)
         ),
         None => "An assistant that gave no name".to_owned(),
     };
     let from = asking
         .document_host
-        .map(|host| format!(", described by {},", escape(host)))
+        .map(|host| format!(", described by {},", encode_quoted_attribute(host)))
         .unwrap_or_default();
     format!(
         "<div class=\"who\"><p>{name}{from} asks to use lemonfiber for you.</p>\
          <p class=\"small\">Then you go back to: {}</p></div>",
-        escape(&shown_redirect(asking.redirect))
+        encode_quoted_attribute(&shown_redirect(asking.redirect))
     )
 }
 
@@ -399,22 +406,6 @@ fn page(status: StatusCode, body: &str, back_to: Option<&str>) -> Response {
     response
 }
 
-/// Text as HTML shows it, whatever it holds.
-pub fn escape(text: &str) -> String {
-    let mut escaped = String::with_capacity(text.len());
-    for c in text.chars() {
-        match c {
-            '&' => escaped.push_str("&amp;"),
-            '<' => escaped.push_str("&lt;"),
-            '>' => escaped.push_str("&gt;"),
-            '"' => escaped.push_str("&quot;"),
-            '\'' => escaped.push_str("&#39;"),
-            c => escaped.push(c),
-        }
-    }
-    escaped
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -428,7 +419,20 @@ mod tests {
         };
         let shown = who(&asking);
         assert!(!shown.contains("<script>") && !shown.contains("<b>"));
-        assert!(shown.contains("&lt;script&gt;") && shown.contains("&quot;&#39;"));
+        assert!(shown.contains("&lt;script&gt;") && shown.contains("&quot;&#x27;"));
+    }
+
+    /// What the page leans on the escaper for, pinned: each character HTML gives a meaning to in
+    /// text or in a quoted attribute (of either quote) as a reference, and nothing else touched.
+    #[test]
+    fn text_and_quoted_attributes_are_escaped_and_nothing_else_is() {
+        assert_eq!(
+            encode_quoted_attribute("a&b<c>d\"e'f&amp;"),
+            "a&amp;b&lt;c&gt;d&quot;e&#x27;f&amp;amp;"
+        );
+        let plain = "lfk_… https://a.example/link#claim=x?y=1 — é";
+        assert_eq!(encode_quoted_attribute(plain), plain);
+        assert_eq!(heading("Tom's <b>"), "<h1>Tom&#x27;s &lt;b&gt;</h1>");
     }
 
     /// Issue 28: what the page says an action disturbs agrees with the contract's

@@ -6,6 +6,7 @@ use serde_json::Value;
 use tokio_util::sync::CancellationToken;
 
 use super::{Body, Failure, Refusal, Reply, Stack};
+use crate::backoff::Backoff;
 
 const FIRST_LOOK: Duration = Duration::from_millis(200);
 const LONGEST_WAIT_BETWEEN_LOOKS: Duration = Duration::from_secs(2);
@@ -71,7 +72,7 @@ where
     Told: Future<Output = ()>,
 {
     let started = Instant::now();
-    let mut wait = FIRST_LOOK;
+    let mut waits = Backoff::new(FIRST_LOOK, LONGEST_WAIT_BETWEEN_LOOKS);
     let mut looks = 0;
     loop {
         let (_, state) = ask(stack, job).await?;
@@ -82,9 +83,8 @@ where
         }
         still_running(looks).await;
         tokio::select! {
-            () = tokio::time::sleep(wait.min(left)) => {}
+            () = tokio::time::sleep(waits.next_wait().min(left)) => {}
             () = stop.cancelled() => return Ok(state),
         }
-        wait = (wait * 2).min(LONGEST_WAIT_BETWEEN_LOOKS);
     }
 }

@@ -16,6 +16,10 @@ use crate::config::PublicUrl;
 use crate::mcp::versions::PROTOCOL_VERSIONS;
 use crate::web::refusing::refusal;
 
+mod host;
+
+use host::HostAndPort;
+
 /// The largest request body taken; a larger one is refused before it is read.
 pub const BODY_LIMIT: u64 = 4 * 1024 * 1024;
 pub const PROTOCOL_VERSION_HEADER: &str = "mcp-protocol-version";
@@ -62,96 +66,6 @@ pub fn unsupported_version(id: Value, requested: &str) -> Response {
 impl IntoResponse for Refused {
     fn into_response(self) -> Response {
         refusal(self.status, self.error, &self.description)
-    }
-}
-
-/// The host a `Host` header names, without its port, in lower case.
-fn host_of(value: &str) -> String {
-    let value = value.trim().to_ascii_lowercase();
-    if let Some(rest) = value.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or_default().to_owned();
-    }
-    value
-        .rsplit_once(':')
-        .map_or(value.clone(), |(host, port)| {
-            if port.bytes().all(|b| b.is_ascii_digit()) && !host.contains(':') {
-                host.to_owned()
-            } else {
-                value.clone()
-            }
-        })
-}
-
-/// Whether a `Host` is a name or address and at most a port: nothing else rides along into the
-/// URLs this server makes from it.
-fn is_host_and_port(given: &str) -> bool {
-    let rest = match given.strip_prefix('[') {
-        Some(bracketed) => bracketed.split_once(']').map_or("x", |(_, rest)| rest),
-        None => given.find(':').map_or("", |colon| &given[colon..]),
-    };
-    let port = rest.strip_prefix(':').unwrap_or("x");
-    let name_is_plain = given.bytes().all(|byte| {
-        byte.is_ascii_alphanumeric() || matches!(byte, b'.' | b'-' | b'_' | b':' | b'[' | b']')
-    });
-    name_is_plain
-        && (rest.is_empty() || (port.len() <= 5 && port.bytes().all(|byte| byte.is_ascii_digit())))
-}
-
-/// The port a `Host` (or a target's authority) names, once it is a host and at most a port:
-/// HTTPS's own when it names none or an empty one.
-fn port_of(given: &str) -> Option<u16> {
-    let port = match given.strip_prefix('[') {
-        Some(bracketed) => bracketed
-            .split_once(']')
-            .map_or("", |(_, rest)| rest.strip_prefix(':').unwrap_or(rest)),
-        None => given.split_once(':').map_or("", |(_, port)| port),
-    };
-    if port.is_empty() {
-        Some(443)
-    } else {
-        port.parse().ok()
-    }
-}
-
-/// A `Host` as a URL names it: without HTTPS's own port, or an empty one.
-fn without_default_port(given: &str) -> &str {
-    let given = given.strip_suffix(":443").unwrap_or(given);
-    given.strip_suffix(':').unwrap_or(given)
-}
-
-#[cfg(test)]
-mod host_tests {
-    use super::*;
-
-    #[test]
-    fn a_host_is_a_name_or_address_and_a_port_and_is_named_as_a_url_names_it() {
-        for taken in [
-            "mcp.example",
-            "lemonfiber_mcp:8443",
-            "[::1]:8443",
-            "127.0.0.1",
-            "name:",
-        ] {
-            assert!(is_host_and_port(taken), "{taken}");
-        }
-        for refused in [
-            "mcp.example:84x",
-            "[::1]\"x",
-            "a b",
-            "mcp.example:123456",
-            "::1",
-        ] {
-            assert!(!is_host_and_port(refused), "{refused}");
-        }
-        assert_eq!(port_of("mcp.example"), Some(443));
-        assert_eq!(port_of("name:"), Some(443));
-        assert_eq!(port_of("mcp.example:8443"), Some(8443));
-        assert_eq!(port_of("[::1]:9"), Some(9));
-        assert_eq!(port_of("[::1]"), Some(443));
-        assert_eq!(port_of("mcp.example:99999"), None);
-        assert_eq!(without_default_port("mcp.example:443"), "mcp.example");
-        assert_eq!(without_default_port("name:"), "name");
-        assert_eq!(without_default_port("[::1]:8443"), "[::1]:8443");
     }
 }
 
@@ -239,8 +153,9 @@ impl Checks {
             .with_json_response(true)
     }
 
-    /// The `Host` a request names, as it names it (in lower case, with its port), once it is
-    /// one of the served names: what this server's own URLs for the request are made from.
+    /// The `Host` a request names, as a URL names it (in lower case, with its port unless it is
+    /// HTTPS's own), once it is one of the served names at a served port: what this server's own
+    /// URLs for the request are made from.
     pub fn served_host(&self, uri: &Uri, headers: &HeaderMap) -> Result<String, Refused> {
         if headers.get_all(header::HOST).iter().count() > 1 {
             return Err(Refused::new(
@@ -251,49 +166,45 @@ impl Checks {
         }
         let given = headers
             .get(header::HOST)
-            .and_then(|value| value.to_str().ok())
-            .map(|value| value.trim().to_ascii_lowercase());
-        let host = given.as_deref().map(host_of);
+            .and_then(|value| value.to_str().ok());
+        let named = given.map(HostAndPort::parse);
         // A target in absolute form names a host (and port) of its own, which must be the one
         // in Host.
-        if let Some(authority) = uri.authority() {
-            let authority = authority.as_str().to_ascii_lowercase();
-            let named = |text: &str| (host_of(text), port_of(text));
-            if given.as_deref().map(named) != Some(named(&authority)) {
-                return Err(Refused::new(
-                    StatusCode::BAD_REQUEST,
-                    "invalid_request",
-                    "The request's target names another host than its Host header.",
-                ));
-            }
+        if let Some(authority) = uri.authority()
+            && named != Some(HostAndPort::parse(authority.as_str()))
+        {
+            return Err(Refused::new(
+                StatusCode::BAD_REQUEST,
+                "invalid_request",
+                "The request's target names another host than its Host header.",
+            ));
         }
         let public = self.public.as_ref();
-        match (given, host) {
-            (Some(given), Some(host))
-                if public.is_some_and(|public| public.host == host)
-                    && is_host_and_port(&given)
-                    && port_of(&given) == public.map(|public| public.port) =>
+        match named {
+            Some(Some(named))
+                if public.is_some_and(|public| {
+                    public.host == named.name() && public.port == named.port
+                }) =>
             {
-                Ok(without_default_port(&given).to_owned())
+                Ok(named.as_url_names_it())
             }
-            (Some(given), Some(host)) if self.names.contains(&host) && is_host_and_port(&given) => {
-                match port_of(&given) {
-                    Some(port) if self.ports.contains(&port) => {
-                        Ok(without_default_port(&given).to_owned())
-                    }
-                    _ => Err(Refused::new(
+            Some(Some(named)) if self.names.iter().any(|name| name == named.name()) => {
+                if self.ports.contains(&named.port) {
+                    Ok(named.as_url_names_it())
+                } else {
+                    Err(Refused::new(
                         StatusCode::FORBIDDEN,
                         "forbidden",
                         "This server is not served at the port that Host names.",
-                    )),
+                    ))
                 }
             }
-            (Some(_), Some(_)) => Err(Refused::new(
+            Some(_) => Err(Refused::new(
                 StatusCode::FORBIDDEN,
                 "forbidden",
                 "This server is not served under that Host name.",
             )),
-            _ => Err(Refused::new(
+            None => Err(Refused::new(
                 StatusCode::BAD_REQUEST,
                 "invalid_request",
                 "The request names no Host.",
@@ -474,6 +385,66 @@ mod tests {
             status(checks.check(&another_port, &one)),
             Some(StatusCode::BAD_REQUEST)
         );
+    }
+
+    /// An authority, as the `http` crate reads one, may say more than a served name and port;
+    /// a `Host` (or a target) that does is refused, and one that is taken is named as a URL
+    /// names it, whatever the client wrote besides.
+    #[test]
+    fn a_host_saying_more_than_a_served_name_and_port_is_refused() {
+        let checks = Checks::new(
+            &["localhost".into(), "::1".into()],
+            None,
+            &[8443, 443],
+            None,
+        );
+        let served = |host| checks.served_host(&origin_form(), &headers(&[("host", host)]));
+        for refused in [
+            "a@localhost:8443",
+            "a@localhost",
+            "a:b@localhost:8443",
+            "@localhost:8443",
+            "localhost:8443/",
+            "localhost:8443/mcp",
+            "localhost:8443?x",
+            "local%68ost:8443",
+            "localhost%2e:8443",
+            "[::1%25lo]:8443",
+            "localhost:+8443",
+            "localhost:8443x",
+            "localhost~:8443",
+            "localhost;x:8443",
+            "[::1]8443",
+            ":8443",
+        ] {
+            assert_eq!(
+                status(served(refused)),
+                Some(StatusCode::FORBIDDEN),
+                "{refused}"
+            );
+        }
+        for (taken, named) in [
+            ("localhost:", "localhost"),
+            ("[::1]:", "[::1]"),
+            (" localhost:8443 ", "localhost:8443"),
+            ("localhost:08443", "localhost:8443"),
+            ("localhost:00443", "localhost"),
+        ] {
+            assert_eq!(served(taken).ok().as_deref(), Some(named), "{taken}");
+        }
+        let one = headers(&[("host", "localhost:8443")]);
+        for (target, answer) in [
+            (
+                "https://a@localhost:8443/mcp",
+                Some(StatusCode::BAD_REQUEST),
+            ),
+            ("https://localhost:8443x/mcp", Some(StatusCode::BAD_REQUEST)),
+            // The same port, written otherwise.
+            ("https://localhost:08443/mcp", None),
+        ] {
+            let uri = Uri::try_from(target).expect("a target");
+            assert_eq!(status(checks.check(&uri, &one)), answer, "{target}");
+        }
     }
 
     /// Issue 27: the port a client puts in `Host` is never the one the URLs this server hands

@@ -20,6 +20,7 @@ use super::{
     CertError, Presented, Started, Swappable, chain_of, keep, key_of, read_text, servable,
     wait_until,
 };
+use crate::backoff::Backoff;
 use crate::config::AcmeSettings;
 
 mod answers;
@@ -171,11 +172,11 @@ impl Issuing {
     /// for renewal, until `ends`.
     async fn keep_issued(mut self, serving: Option<Lifetime>, ends: CancellationToken) {
         let mut due = serving.map_or_else(SystemTime::now, |lifetime| lifetime.renew_at());
-        let mut after_failure = FIRST_WAIT;
+        let mut after_failure = Backoff::new(FIRST_WAIT, LONGEST_WAIT);
         while wait_until(due, &ends).await {
             match self.issue(&ends).await {
                 Ok(lifetime) => {
-                    after_failure = FIRST_WAIT;
+                    after_failure.reset();
                     // An authority issuing only very short lives is not asked again at once.
                     due = lifetime.renew_at().max(SystemTime::now() + FIRST_WAIT);
                     tracing::info!(
@@ -187,9 +188,9 @@ impl Issuing {
                 Err(AcmeError::Stopping) => return,
                 Err(problem) => {
                     let asked = self.connection.take_retry_after();
-                    let wait = asked.map_or(after_failure, |asked| asked.max(after_failure));
+                    let ours = after_failure.next_wait();
+                    let wait = asked.map_or(ours, |asked| asked.max(ours));
                     due = SystemTime::now() + wait;
-                    after_failure = (after_failure * 2).min(LONGEST_WAIT);
                     tracing::warn!(
                         %problem,
                         next_try_in_seconds = wait.as_secs(),

@@ -2,7 +2,7 @@
 //! the time it is valid for, which says when to renew it.
 
 use std::path::Path;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, SystemTime};
 
 use rustls::pki_types::{CertificateDer, ServerName};
 
@@ -36,17 +36,10 @@ impl Lifetime {
     pub fn of(certificate: &CertificateDer<'_>, file: &Path) -> Result<Lifetime, CertError> {
         let (_, parsed) = x509_parser::parse_x509_certificate(certificate)
             .map_err(|_| CertError::NotX509(file.to_owned()))?;
-        let at = |seconds: i64| {
-            let since = Duration::from_secs(seconds.unsigned_abs());
-            if seconds < 0 {
-                UNIX_EPOCH - since
-            } else {
-                UNIX_EPOCH + since
-            }
-        };
+        let validity = parsed.validity();
         Ok(Lifetime {
-            not_before: at(parsed.validity().not_before.timestamp()),
-            not_after: at(parsed.validity().not_after.timestamp()),
+            not_before: validity.not_before.to_datetime().into(),
+            not_after: validity.not_after.to_datetime().into(),
         })
     }
 
@@ -146,5 +139,30 @@ mod tests {
             error.to_string().contains("served.pem expired at"),
             "{error}"
         );
+    }
+
+    /// Dates before 1970 and past 2049 (written as GeneralizedTime rather than UTCTime) are read
+    /// to the second, as the certificate says them.
+    #[test]
+    fn validity_dates_are_read_as_written_either_side_of_1970() {
+        let key = rcgen::KeyPair::generate().expect("key");
+        let mut params =
+            rcgen::CertificateParams::new(vec!["mcp.home.example".to_owned()]).expect("names");
+        let at = |seconds| time::OffsetDateTime::from_unix_timestamp(seconds).expect("a date");
+        let (before, after) = (315_619_200, 4_102_444_800);
+        params.not_before = at(-before);
+        params.not_after = at(after);
+        let dated = params.self_signed(&key).expect("signed").der().clone();
+        let lifetime = Lifetime::of(&dated, Path::new("dated.pem")).expect("parsed");
+        let epoch = std::time::UNIX_EPOCH;
+        assert_eq!(
+            lifetime.not_before,
+            epoch - Duration::from_secs(before.unsigned_abs())
+        );
+        assert_eq!(
+            lifetime.not_after,
+            epoch + Duration::from_secs(after.unsigned_abs())
+        );
+        assert_eq!(said(lifetime.not_after), "2100-01-01T00:00:00Z");
     }
 }
