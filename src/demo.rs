@@ -10,7 +10,6 @@ mod household;
 mod kept;
 mod keys;
 mod pictures;
-mod query;
 mod requests;
 #[cfg(test)]
 mod shapes;

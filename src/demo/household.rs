@@ -9,10 +9,11 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::keys::Scope;
-pub use super::query::Query;
+pub use query::Query;
 
 mod lookups;
 mod members;
+mod query;
 mod services;
 use services::diagnosed;
 pub use services::diagnosis;

@@ -1,7 +1,7 @@
 //! A read's query as the demo stack reads it: its parameters, and the refusals the core gives a
 //! parameter of the wrong form.
 
-use super::household::{Answer, refused};
+use super::{Answer, refused};
 
 /// The most entries one read answers with; asking for more is refused, as the core does.
 const MOST_AT_ONCE: u64 = 1000;
