@@ -1,6 +1,9 @@
-//! The shape the project keeps: one file of tool prose, no generated code among the sources, and
-//! layers that lean one way. (That only `src/stack` opens connections is clippy's to hold, by the
-//! rules in clippy.toml, and the SDK is private to it.)
+//! The shape the project keeps: one file of tool prose, no generated code among the sources,
+//! layers that lean one way with no two files importing each other, no production file over the
+//! ceiling and no glob import in one, only the named files opening connections (clippy holds the
+//! calls, by clippy.toml; this test holds who may allow them), the program's own crates denying
+//! `unwrap` and stray connections at their roots, and every requirement id cited with its line in
+//! the map.
 
 use std::path::{Path, PathBuf};
 
@@ -177,6 +180,13 @@ fn the_layers_lean_one_way_with_no_cycle() {
     let handler = ["mcp", "serve", "main", "demo"];
     for (layer, below) in [
         (
+            "web",
+            &[
+                "access", "answer", "mcp", "serve", "sign_in", "main", "demo",
+            ][..],
+        ),
+        ("sign_in", &["mcp", "serve", "main", "demo"][..]),
+        (
             "stack",
             &["access", "answer", "mcp", "serve", "main", "demo"][..],
         ),
@@ -226,6 +236,256 @@ fn stack_written_text_is_cleaned_and_withheld_through_one_door() {
                     file.display()
                 );
             }
+        }
+    }
+}
+
+/// The most lines a production file holds before its unit tests (issue 33): past it, a file is
+/// more than one concern, and is split at a seam.
+const CEILING: usize = 600;
+
+/// A source file's production part: everything before its `#[cfg(test)]` module.
+fn production(text: &str) -> &str {
+    text.find("\n#[cfg(test)]").map_or(text, |at| &text[..at])
+}
+
+fn program_sources() -> Vec<PathBuf> {
+    let mut files = sources(&project().join("src"));
+    files.push(project().join("build.rs"));
+    files
+}
+
+#[test]
+fn no_production_file_is_over_the_ceiling() {
+    let over: Vec<String> = program_sources()
+        .into_iter()
+        .filter_map(|file| {
+            let lines = production(&read(&file)).lines().count();
+            (lines > CEILING).then(|| format!("{} ({lines} lines)", file.display()))
+        })
+        .collect();
+    assert!(
+        over.is_empty(),
+        "over {CEILING} lines before their tests: {over:?}"
+    );
+}
+
+/// A reader sees where every name comes from: `use x::*` only in tests.
+#[test]
+fn no_glob_import_outside_tests() {
+    for file in program_sources() {
+        for line in production(&read(&file)).lines() {
+            let code = line.split("//").next().unwrap_or_default().trim();
+            assert!(
+                !(code.starts_with("use ") || code.starts_with("pub use ")) || !code.contains("*"),
+                "{} imports with a glob: {code}",
+                file.display()
+            );
+        }
+    }
+}
+
+/// The files that may open a connection, each for one peer: the door to the stack, an ACME
+/// authority, this machine's own HTTP mode (`health`), and a sign-in client's metadata document.
+const OPEN_CONNECTIONS: [&str; 5] = [
+    "src/stack.rs",
+    "src/stack/sdk.rs",
+    "src/serve/tls/acme/connection.rs",
+    "src/serve/health.rs",
+    "src/sign_in/client_document.rs",
+];
+
+#[test]
+fn only_the_named_files_open_connections() {
+    let root = project();
+    for file in program_sources() {
+        let text = read(&file);
+        let relative = file.strip_prefix(&root).expect("in the project");
+        let allows = text.contains("clippy::disallowed_types")
+            || text.contains("clippy::disallowed_methods");
+        let named = OPEN_CONNECTIONS
+            .iter()
+            .any(|name| relative == Path::new(name));
+        let is_root = ["src/lib.rs", "src/main.rs", "build.rs"]
+            .iter()
+            .any(|name| relative == Path::new(name));
+        assert!(
+            !allows || named || is_root,
+            "{} allows a connection; only {OPEN_CONNECTIONS:?} may",
+            relative.display()
+        );
+    }
+    let rules = read(&root.join("clippy.toml"));
+    for held in [
+        "reqwest::Client",
+        "hyper_util::client::legacy::Client",
+        "std::net::TcpStream",
+        "tokio::net::TcpStream",
+    ] {
+        assert!(rules.contains(held), "clippy.toml no longer holds {held}");
+    }
+}
+
+const DENIED: [&str; 5] = [
+    "clippy::unwrap_used",
+    "clippy::expect_used",
+    "clippy::panic",
+    "clippy::disallowed_types",
+    "clippy::disallowed_methods",
+];
+
+/// Tests may unwrap and connect (Cargo.toml allows it for every target, in one place); the
+/// program's crate roots deny it again, and no test repeats the allowance.
+#[test]
+fn the_program_denies_unwrap_and_connections_at_its_roots_and_tests_need_no_header() {
+    for root in ["src/lib.rs", "src/main.rs", "build.rs"] {
+        let text = read(&project().join(root));
+        let denied: Vec<&str> = text
+            .split("#![deny(")
+            .skip(1)
+            .filter_map(|rest| rest.split(")]").next())
+            .collect();
+        for lint in DENIED {
+            assert!(
+                denied.iter().any(|lints| lints.contains(lint)),
+                "{root} does not deny {lint}"
+            );
+        }
+    }
+    let mut tests = sources(&project().join("tests"));
+    tests.extend(sources(&project().join("benches")));
+    for file in tests {
+        let text = read(&file);
+        assert!(
+            !text.contains("#![allow(\n    clippy::unwrap_used"),
+            "{} repeats the allowance Cargo.toml gives every test",
+            file.display()
+        );
+    }
+}
+
+/// Every requirement id the code and tests cite has its line in docs/architecture.md's table,
+/// so a reader who meets one learns what it asks and where it is proven.
+#[test]
+fn every_requirement_id_cited_has_its_line_in_the_map() {
+    let map = read(&project().join("docs/architecture.md"));
+    let mut files = program_sources();
+    files.extend(sources(&project().join("tests")));
+    files.extend(sources(&project().join("benches")));
+    let mut cited = std::collections::BTreeSet::new();
+    for file in files {
+        let text = read(&file);
+        for (at, _) in text.match_indices("F13") {
+            let rest = &text[at + 3..];
+            let Some(number) = rest.strip_prefix("-R").or_else(|| rest.strip_prefix(" R")) else {
+                continue;
+            };
+            let digits: String = number.chars().take_while(char::is_ascii_digit).collect();
+            if !digits.is_empty() {
+                cited.insert(digits.parse::<u32>().expect("a number"));
+            }
+        }
+    }
+    assert!(cited.len() > 10, "the ids were found: {cited:?}");
+    for id in cited {
+        assert!(
+            map.contains(&format!("\n| F13-R{id} | ")),
+            "F13-R{id} is cited but has no line in docs/architecture.md"
+        );
+    }
+}
+
+/// The file a `use` path names, if it names one: `crate::a::b::C` from anywhere, or `super::b`
+/// and `self::b` from `file`; the longest prefix that is a file.
+fn file_named(path: &str, file: &Path, src: &Path) -> Option<PathBuf> {
+    let segments: Vec<&str> = path.split("::").map(str::trim).collect();
+    let (mut base, rest) = match segments.first().copied() {
+        Some("crate") => (src.to_path_buf(), &segments[1..]),
+        Some("super") => {
+            let own = file.with_extension("");
+            let parent = own.parent()?.to_path_buf();
+            // A module's `super` is its parent folder's module, unless it is a crate root.
+            (parent, &segments[1..])
+        }
+        Some("self") => (file.with_extension(""), &segments[1..]),
+        _ => return None,
+    };
+    let mut found = None;
+    for segment in rest {
+        base = base.join(segment);
+        let candidate = base.with_extension("rs");
+        if candidate.is_file() {
+            found = Some(candidate);
+        } else {
+            break;
+        }
+    }
+    if found.is_none() && segments.first() == Some(&"super") {
+        let parent = file.parent()?;
+        let parent_file = parent.with_extension("rs");
+        if parent_file.is_file() {
+            return Some(parent_file);
+        }
+    }
+    found
+}
+
+/// Every file each file imports from, from its `use` lines (braces opened to their paths).
+fn file_imports() -> std::collections::BTreeMap<PathBuf, std::collections::BTreeSet<PathBuf>> {
+    let src = project().join("src");
+    let mut imports = std::collections::BTreeMap::new();
+    for file in sources(&src) {
+        let text = read(&file);
+        let mut used = std::collections::BTreeSet::new();
+        for statement in production(&text).split(';') {
+            let statement = statement.trim();
+            let Some(path) = statement
+                .strip_prefix("pub use ")
+                .or_else(|| statement.rsplit_once("\nuse ").map(|(_, path)| path))
+                .or_else(|| statement.strip_prefix("use "))
+            else {
+                continue;
+            };
+            let paths: Vec<String> = match path.split_once('{') {
+                Some((stem, inner)) => inner
+                    .trim_end_matches('}')
+                    .split(',')
+                    .map(|item| format!("{stem}{}", item.trim()))
+                    .collect(),
+                None => vec![path.to_owned()],
+            };
+            for path in paths {
+                if let Some(named) = file_named(&path, &file, &src)
+                    && named != file
+                {
+                    used.insert(named);
+                }
+            }
+        }
+        imports.insert(file, used);
+    }
+    imports
+}
+
+/// No two files import each other, save a module and the files of its own folder (issue 33: the
+/// circle that was, sign-in's clients and client documents).
+#[test]
+fn no_two_files_import_each_other() {
+    let imports = file_imports();
+    let imported: usize = imports.values().map(std::collections::BTreeSet::len).sum();
+    assert!(imported > 100, "the imports were read: {imported}");
+    let owns = |module: &Path, file: &Path| file.starts_with(module.with_extension(""));
+    for (file, used) in &imports {
+        for other in used {
+            let back = imports
+                .get(other)
+                .is_some_and(|theirs| theirs.contains(file));
+            assert!(
+                !back || owns(file, other) || owns(other, file),
+                "{} and {} import each other",
+                file.display(),
+                other.display()
+            );
         }
     }
 }
