@@ -1,0 +1,111 @@
+//! Acting once the person's yes is had: the act sent once and never again on its own, a stale
+//! offer said as such, and a job the action started followed for a while.
+
+use std::time::Instant;
+
+use rmcp::model::ProgressNotificationParam;
+
+use super::caller::Caller;
+use super::consenting::Consented;
+use super::{LemonfiberServer, failure_name};
+use crate::answer::outcome::{self, Answer};
+use crate::answer::sentences;
+use crate::catalogue::{Action, ToolSpec};
+use crate::stack::jobs;
+use crate::stack::{Failure, Refusal, Reply};
+
+impl LemonfiberServer {
+    /// Acts once, never again on its own: a stale offer is said as such, and a job the action
+    /// started is followed for a while.
+    pub(super) async fn act(
+        &self,
+        tool: &ToolSpec,
+        action: Action,
+        consented: Consented,
+        caller: &Caller,
+    ) -> Result<(u16, Answer), Failure> {
+        let Consented {
+            body,
+            idempotency_key,
+            ..
+        } = consented;
+        let reply = match self
+            .stack
+            .act(action, body, idempotency_key.as_deref())
+            .await
+        {
+            Ok(reply) => reply,
+            Err(Failure::Refused(refusal)) if is_stale(action, &refusal) => {
+                let rehearsal = action.rehearsal_tool().unwrap_or(tool.name);
+                return Ok((
+                    refusal.status,
+                    outcome::stale(tool.name, rehearsal, &refusal),
+                ));
+            }
+            Err(failure) => return Err(failure),
+        };
+        tracing::info!(
+            tool = tool.name,
+            status = reply.status,
+            "the stack took the action"
+        );
+        let status = reply.status;
+        Ok((status, self.follow(tool, reply, caller).await))
+    }
+
+    /// Follows the job an action started, if it did, for as long as the settings say: telling a
+    /// caller that asked for progress each time it is still running, and stopping (the job goes
+    /// on) when the caller cancels its request.
+    async fn follow(&self, tool: &ToolSpec, reply: Reply, caller: &Caller) -> Answer {
+        let Some(job) = jobs::started(&reply) else {
+            return outcome::acted(tool.name, reply);
+        };
+        let started = Instant::now();
+        let still_running = |looks: u32| {
+            let progress = caller.progress.clone().map(|token| {
+                let mut progress = ProgressNotificationParam::new(token, f64::from(looks));
+                progress.message = Some(sentences::job_in_progress(
+                    tool.name,
+                    started.elapsed().as_secs(),
+                ));
+                progress
+            });
+            let reach = caller.reach.clone();
+            async move {
+                if let Some(progress) = progress {
+                    reach.notify_progress(progress).await;
+                }
+            }
+        };
+        let followed = jobs::follow(
+            &self.stack,
+            &job,
+            self.common.conduct.job_wait,
+            &caller.cancelled,
+            still_running,
+        )
+        .await;
+        if caller.cancelled.is_cancelled() {
+            tracing::info!(
+                tool = tool.name,
+                "the request was cancelled: the job is no longer followed, and goes on"
+            );
+        }
+        match followed {
+            Ok(state) => outcome::job(&job, state, Some((tool.name, started.elapsed()))),
+            Err(failure) => {
+                tracing::info!(
+                    tool = tool.name,
+                    failure = failure_name(&failure),
+                    "the job could not be followed"
+                );
+                outcome::job_not_followed(tool.name, reply)
+            }
+        }
+    }
+}
+
+/// Whether the stack refused an act because the offer was made on a state that has since moved.
+fn is_stale(action: Action, refusal: &Refusal) -> bool {
+    action.stale_offer().is_some_and(|stale| refusal.is(stale))
+}
