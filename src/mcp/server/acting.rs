@@ -7,17 +7,51 @@ use rmcp::model::ProgressNotificationParam;
 
 use super::caller::Caller;
 use super::consenting::Consented;
+use super::ran::Ran;
 use super::{LemonfiberServer, failure_name};
+use crate::access::consent::Consent;
+use crate::access::offer::Offer;
 use crate::answer::outcome::{self, Answer};
 use crate::answer::sentences;
 use crate::catalogue::{Action, ToolSpec};
 use crate::stack::jobs;
+use crate::stack::parameters::Parameters;
 use crate::stack::{Failure, Refusal, Reply};
 
+/// What the stack answered a call, and how the person's yes to it was had, for an action.
+pub(super) struct Answered {
+    pub(super) reply: Result<(u16, Answer), Failure>,
+    pub(super) consent: Option<Consent>,
+}
+
 impl LemonfiberServer {
+    /// The person's yes, then the act: its answer says how the yes was had. Without a yes the
+    /// call ends with why, and nothing is sent.
+    pub(super) async fn consent_then_act(
+        &self,
+        tool: &ToolSpec,
+        action: Action,
+        arguments: &Parameters,
+        offer: &Offer,
+        caller: &Caller,
+    ) -> Result<Answered, Ran> {
+        let consented = self
+            .consented(tool, action, arguments, offer, caller)
+            .await?;
+        let consent = consented.consent;
+        let reply = self
+            .act(tool, action, consented, caller)
+            .await
+            .map(|(status, answer)| match consent {
+                Some(consent) => (status, answer.consented(consent)),
+                None => (status, answer),
+            });
+        Ok(Answered { reply, consent })
+    }
+
     /// Acts once, never again on its own: a stale offer is said as such, and a job the action
     /// started is followed for a while.
-    pub(super) async fn act(
+    async fn act(
         &self,
         tool: &ToolSpec,
         action: Action,

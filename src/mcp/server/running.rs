@@ -9,6 +9,7 @@ use rmcp::model::JsonObject;
 use rmcp::{Peer, RoleServer};
 use serde_json::Value;
 
+use super::acting::Answered;
 use super::caller::Caller;
 use super::ran::{ARGUMENTS_REFUSED, Called, Ran, status_of};
 use super::{LemonfiberServer, failure_name};
@@ -17,7 +18,7 @@ use crate::access::offer::Offer;
 use crate::access::plan;
 use crate::access::standing::{self, Position};
 use crate::answer::outcome::{self, Answer, Handover};
-use crate::catalogue::{Action, OFFER_ARGUMENT, Operation, ToolSpec};
+use crate::catalogue::{Action, ArgumentProblem, OFFER_ARGUMENT, Operation, ToolSpec};
 use crate::mcp::arguments;
 use crate::mcp::audit;
 use crate::stack::Failure;
@@ -98,50 +99,42 @@ impl LemonfiberServer {
         offer: &Offer,
         caller: &Caller,
     ) -> Ran {
-        if tool.operation == Operation::Connection {
-            return Ran::connected(offer);
-        }
-        if !offer.admits(tool) {
-            return Ran::decided(outcome::not_offered(tool.name), audit::Decision::NotOffered);
-        }
-        if let Operation::Act(action) = tool.operation
-            && let Some(rehearsal) = action.rehearsal_tool()
-            && lacks_an_offer(given.as_ref())
-        {
-            return Ran::refused(outcome::rehearse_first(tool.name, rehearsal), "no-offer");
+        if let Some(decided) = decided_before_the_arguments(tool, given.as_ref(), offer) {
+            return decided;
         }
         let arguments = match arguments::check(tool.parameters_for(offer.audience), given) {
             Ok(arguments) => arguments,
-            Err(problem) => {
-                return Ran::refused(
-                    outcome::argument_refused(&problem, tool.name),
-                    ARGUMENTS_REFUSED,
-                );
-            }
+            Err(problem) => return arguments_refused(tool, &problem),
         };
-        let mut consent = None;
-        let answered = match tool.operation {
+        match self
+            .asked_of_the_stack(tool, &arguments, offer, caller)
+            .await
+        {
+            Ok(answered) => self.came_to(tool, answered, offer, caller).await,
+            Err(ended) => ended,
+        }
+    }
+
+    /// What the stack answered the tool's operation. A call that ends before the stack answers
+    /// it (an act the person did not agree to) ends with what it came to instead.
+    async fn asked_of_the_stack(
+        &self,
+        tool: &'static ToolSpec,
+        arguments: &Parameters,
+        offer: &Offer,
+        caller: &Caller,
+    ) -> Result<Answered, Ran> {
+        let reply = match tool.operation {
             Operation::Read(read) => self
                 .stack
-                .read(read, &arguments)
+                .read(read, arguments)
                 .await
                 .map(|reply| (reply.status, outcome::answer(tool.name, reply))),
-            Operation::Rehearse(action) => self.rehearse(tool, action, &arguments).await,
+            Operation::Rehearse(action) => self.rehearse(tool, action, arguments).await,
             Operation::Act(action) => {
-                let consented = match self
-                    .consented(tool, action, &arguments, offer, caller)
-                    .await
-                {
-                    Ok(consented) => consented,
-                    Err(refused) => return refused,
-                };
-                consent = consented.consent;
-                self.act(tool, action, consented, caller).await.map(
-                    |(status, answer)| match consent {
-                        Some(consent) => (status, answer.consented(consent)),
-                        None => (status, answer),
-                    },
-                )
+                return self
+                    .consent_then_act(tool, action, arguments, offer, caller)
+                    .await;
             }
             Operation::Job => {
                 let job = arguments.text("job").unwrap_or_default();
@@ -149,11 +142,26 @@ impl LemonfiberServer {
                     .await
                     .map(|(status, state)| (status, outcome::job(&job, state, None)))
             }
-            Operation::Connection => return Ran::connected(offer),
+            Operation::Connection => return Err(Ran::connected(offer)),
         };
-        match answered {
+        Ok(Answered {
+            reply,
+            consent: None,
+        })
+    }
+
+    /// What a call the stack was asked came to: its answer with how the person's yes was had;
+    /// or, failed, what the failure says and changes.
+    async fn came_to(
+        &self,
+        tool: &ToolSpec,
+        answered: Answered,
+        offer: &Offer,
+        caller: &Caller,
+    ) -> Ran {
+        match answered.reply {
             Ok((status, answer)) => Ran {
-                consent,
+                consent: answered.consent,
                 ..Ran::sent(answer, Some(status))
             },
             Err(Failure::PathOutsideTemplate) => Ran::refused(
@@ -163,11 +171,10 @@ impl LemonfiberServer {
             Err(failure) => {
                 let status = status_of(&failure);
                 let narrowing = tool.narrowing(offer.audience);
-                Ran::sent(
-                    self.failed(tool, failure, &narrowing, caller.reach.peer())
-                        .await,
-                    status,
-                )
+                let said = self
+                    .failed(tool, failure, &narrowing, caller.reach.peer())
+                    .await;
+                Ran::sent(said, status)
             }
         }
     }
@@ -223,6 +230,43 @@ impl LemonfiberServer {
             outcome::rehearsed(tool.name, action.act_tool(), reply, sealed.as_deref()),
         ))
     }
+}
+
+/// What a call comes to before its arguments are even read, if it is decided then: the
+/// connection tool answered by the server; a tool this key is not offered (F13-R3); an action
+/// that takes an offer called with none, told to rehearse first (F13-R4).
+fn decided_before_the_arguments(
+    tool: &ToolSpec,
+    given: Option<&JsonObject>,
+    offer: &Offer,
+) -> Option<Ran> {
+    if tool.operation == Operation::Connection {
+        return Some(Ran::connected(offer));
+    }
+    if !offer.admits(tool) {
+        return Some(Ran::decided(
+            outcome::not_offered(tool.name),
+            audit::Decision::NotOffered,
+        ));
+    }
+    if let Operation::Act(action) = tool.operation
+        && let Some(rehearsal) = action.rehearsal_tool()
+        && lacks_an_offer(given)
+    {
+        return Some(Ran::refused(
+            outcome::rehearse_first(tool.name, rehearsal),
+            "no-offer",
+        ));
+    }
+    None
+}
+
+/// A call whose arguments the tool does not take, refused with what is wrong with them.
+fn arguments_refused(tool: &ToolSpec, problem: &ArgumentProblem) -> Ran {
+    Ran::refused(
+        outcome::argument_refused(problem, tool.name),
+        ARGUMENTS_REFUSED,
+    )
 }
 
 /// Whether an act tool was called with no offer at all (left out, null or blank): the one thing
