@@ -143,3 +143,76 @@ impl LemonfiberServer {
 fn is_stale(action: Action, refusal: &Refusal) -> bool {
     action.stale_offer().is_some_and(|stale| refusal.is(stale))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use serde_json::json;
+
+    use crate::catalogue::{self, Operation};
+
+    fn refusal(status: u16, code: &str) -> Refusal {
+        Refusal {
+            status,
+            problem: json!({ "code": code }),
+            retry_after_seconds: None,
+        }
+    }
+
+    fn actions() -> impl Iterator<Item = Action> {
+        catalogue::TOOLS
+            .iter()
+            .filter_map(|tool| match tool.operation {
+                Operation::Act(action) => Some(action),
+                _ => None,
+            })
+    }
+
+    /// F13-R4: an act the stack refuses because its offer was made on a state that has since
+    /// moved is said as stale, so the assistant rehearses again rather than retrying.
+    #[test]
+    fn a_stale_offer_is_known_by_the_code_and_status_its_action_declares() {
+        let mut declared = 0;
+        for action in actions() {
+            let Some(stale) = action.stale_offer() else {
+                continue;
+            };
+            declared += 1;
+            assert!(is_stale(action, &refusal(stale.status, stale.code)));
+        }
+        assert!(declared > 0, "no action declares a stale offer");
+    }
+
+    /// Only the very refusal the action declares is stale: another code at the same status, or
+    /// the same code at another, is the stack's refusal as it is.
+    #[test]
+    fn a_refusal_that_is_not_the_declared_one_is_not_stale() {
+        for action in actions() {
+            let Some(stale) = action.stale_offer() else {
+                continue;
+            };
+            assert!(!is_stale(action, &refusal(stale.status, "something_else")));
+            assert!(!is_stale(action, &refusal(stale.status + 1, stale.code)));
+            assert!(!is_stale(
+                action,
+                &Refusal {
+                    status: stale.status,
+                    problem: json!({}),
+                    retry_after_seconds: None,
+                }
+            ));
+        }
+    }
+
+    /// An action that declares no stale offer has no refusal said as stale, whatever it is.
+    #[test]
+    fn an_action_without_a_stale_offer_is_never_stale() {
+        let codes: Vec<_> = actions().filter_map(Action::stale_offer).collect();
+        for action in actions().filter(|action| action.stale_offer().is_none()) {
+            for code in &codes {
+                assert!(!is_stale(action, &refusal(code.status, code.code)));
+            }
+        }
+    }
+}

@@ -97,3 +97,115 @@ impl Caller {
         Caller { answer, ..self }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use serde_json::json;
+    use tokio::sync::mpsc;
+
+    fn caller(can_ask: bool, stateless: bool) -> Caller {
+        let (response, _) = mpsc::channel(1);
+        Caller {
+            reach: Reach::Response(response),
+            progress: None,
+            cancelled: CancellationToken::new(),
+            can_ask,
+            stateless,
+            answer: None,
+            client: None,
+        }
+    }
+
+    fn answered(caller: Caller) -> Caller {
+        let mut request = CallToolRequestParams::new("cancel_download");
+        request.request_state = Some("sealed question".to_owned());
+        caller.calling(&mut request)
+    }
+
+    /// A client that cannot ask its person is never handed a question, whatever version it
+    /// speaks: its call is decided by the settings' consent mode alone.
+    #[test]
+    fn a_caller_that_cannot_ask_never_puts_a_question() {
+        assert!(!caller(false, false).puts_question());
+        assert!(!caller(false, true).puts_question());
+        assert!(!answered(caller(false, true)).puts_question());
+    }
+
+    /// On 2026-07-28 a call that brings back an answer is the second half of its question: it
+    /// must not be asked again, or the person would be asked the same thing forever.
+    #[test]
+    fn a_stateless_call_that_brings_back_an_answer_puts_no_question_again() {
+        assert!(caller(true, true).puts_question());
+        assert!(!answered(caller(true, true)).puts_question());
+    }
+
+    /// Within a session the question is put while the call waits, so anything the request
+    /// carries as an answer is no reason not to ask.
+    #[test]
+    fn a_caller_in_a_session_puts_its_question_even_with_an_answer_carried() {
+        assert!(caller(true, false).puts_question());
+        assert!(answered(caller(true, false)).puts_question());
+    }
+
+    #[test]
+    fn calling_takes_the_sealed_question_and_its_answers_out_of_the_request() {
+        let mut request = CallToolRequestParams::new("cancel_download");
+        request.request_state = Some("sealed question".to_owned());
+        let responses = InputResponses::from([("consent".to_owned(), json!({"agree": true}))]);
+        request.input_responses = Some(responses.clone());
+        let called = caller(true, true).calling(&mut request);
+        assert_eq!(
+            called.answer,
+            Some(("sealed question".to_owned(), responses))
+        );
+        assert_eq!(request.request_state, None);
+        assert_eq!(request.input_responses, None);
+    }
+
+    #[test]
+    fn a_question_brought_back_without_answers_is_taken_with_none() {
+        let mut request = CallToolRequestParams::new("cancel_download");
+        request.request_state = Some("sealed question".to_owned());
+        let called = caller(true, true).calling(&mut request);
+        assert_eq!(
+            called.answer,
+            Some(("sealed question".to_owned(), InputResponses::new()))
+        );
+    }
+
+    #[test]
+    fn a_call_that_brings_back_no_question_carries_no_answer() {
+        let mut request = CallToolRequestParams::new("cancel_download");
+        request.input_responses = Some(InputResponses::new());
+        let called = caller(true, true).calling(&mut request);
+        assert_eq!(called.answer, None);
+    }
+
+    /// A stateless request says everything of itself in its `meta`: a client declaring it can
+    /// put a form is asked, and never waited on.
+    #[test]
+    fn a_stateless_caller_asks_as_its_meta_declares() {
+        let (response, _) = mpsc::channel(1);
+        let mut meta = RequestMetaObject::default();
+        let capabilities = serde_json::from_value(json!({ "elicitation": {} })).unwrap();
+        meta.set_client_capabilities(capabilities);
+        let declaring = Caller::stateless(
+            &meta,
+            None,
+            Reach::Response(response.clone()),
+            CancellationToken::new(),
+        );
+        assert!(declaring.can_ask);
+        assert!(declaring.stateless);
+        let silent = Caller::stateless(
+            &RequestMetaObject::default(),
+            None,
+            Reach::Response(response),
+            CancellationToken::new(),
+        );
+        assert!(!silent.can_ask);
+        assert!(!silent.puts_question());
+    }
+}

@@ -279,3 +279,134 @@ fn lacks_an_offer(given: Option<&JsonObject>) -> bool {
         Some(_) => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use serde_json::json;
+
+    use crate::catalogue::{self, Fault};
+    use crate::mcp::audit::Decision;
+    use crate::mcp::server::ran::tests::{framed, offer};
+    use crate::stack::Scope;
+
+    fn given(value: Value) -> JsonObject {
+        let mut given = JsonObject::new();
+        given.insert(OFFER_ARGUMENT.to_owned(), value);
+        given
+    }
+
+    fn tool_where(operation: impl Fn(&ToolSpec) -> bool) -> &'static ToolSpec {
+        catalogue::TOOLS
+            .iter()
+            .find(|tool| operation(tool))
+            .unwrap()
+    }
+
+    fn rehearsed_act() -> &'static ToolSpec {
+        tool_where(
+            |tool| matches!(tool.operation, Operation::Act(action) if action.rehearsal_tool().is_some()),
+        )
+    }
+
+    /// F13-R4: an action called without rehearsing is refused by the server, whether the offer
+    /// is left out, null or blank.
+    #[test]
+    fn an_offer_left_out_null_or_blank_is_no_offer() {
+        assert!(lacks_an_offer(None));
+        assert!(lacks_an_offer(Some(&JsonObject::new())));
+        assert!(lacks_an_offer(Some(&given(Value::Null))));
+        assert!(lacks_an_offer(Some(&given(json!("")))));
+        assert!(lacks_an_offer(Some(&given(json!("  \n")))));
+    }
+
+    /// An offer of the wrong type is still an offer here: the argument check says what is
+    /// wrong with it, rather than the server telling the assistant to rehearse.
+    #[test]
+    fn an_offer_of_any_kind_or_text_is_left_to_the_argument_check() {
+        assert!(!lacks_an_offer(Some(&given(json!("sealed")))));
+        assert!(!lacks_an_offer(Some(&given(json!(42)))));
+        assert!(!lacks_an_offer(Some(&given(json!({ "offer": "sealed" })))));
+    }
+
+    /// F13-R4: an action that takes an offer, called with none, is refused before the stack is
+    /// asked, with the word `no-offer`, and told which rehearsal to call first.
+    #[test]
+    fn an_action_called_without_an_offer_is_refused_and_told_to_rehearse_first() {
+        let act = rehearsed_act();
+        let Operation::Act(action) = act.operation else {
+            unreachable!()
+        };
+        let rehearsal = action.rehearsal_tool().unwrap();
+        let ran = decided_before_the_arguments(act, None, &offer(Scope::Act)).unwrap();
+        assert_eq!(ran.decision, Decision::RefusedBeforeStack("no-offer"));
+        let framed = framed(ran.answer);
+        assert!(framed.is_error);
+        assert!(framed.sentence.contains(rehearsal), "{}", framed.sentence);
+    }
+
+    /// With an offer given, the action goes on to its arguments and the person's yes.
+    #[test]
+    fn an_action_called_with_an_offer_is_not_decided_before_its_arguments() {
+        let act = rehearsed_act();
+        let with_offer = given(json!("sealed"));
+        assert!(decided_before_the_arguments(act, Some(&with_offer), &offer(Scope::Act)).is_none());
+    }
+
+    /// An action the core carries out with no offer is not asked for one.
+    #[test]
+    fn an_action_with_no_rehearsal_is_not_asked_for_an_offer() {
+        let act = tool_where(
+            |tool| matches!(tool.operation, Operation::Act(action) if action.rehearsal_tool().is_none()),
+        );
+        assert!(decided_before_the_arguments(act, None, &offer(Scope::Act)).is_none());
+    }
+
+    /// F13-R3: a tool the key is not offered is refused as not offered, before anything about
+    /// its offer or arguments is said: a member key calling a technical action learns only
+    /// that it is not offered.
+    #[test]
+    fn a_tool_the_key_is_not_offered_is_refused_as_not_offered_before_anything_else() {
+        let member = offer(Scope::Member);
+        let technical_act = tool_where(|tool| {
+            tool.household_words.is_none()
+                && matches!(tool.operation, Operation::Act(action) if action.rehearsal_tool().is_some())
+        });
+        let ran = decided_before_the_arguments(technical_act, None, &member).unwrap();
+        assert_eq!(ran.decision, Decision::NotOffered);
+        assert!(framed(ran.answer).sentence.contains(technical_act.name));
+    }
+
+    /// The connection tool is answered by the server, whatever the key is offered.
+    #[test]
+    fn the_connection_tool_is_answered_before_its_arguments() {
+        let connection = tool_where(|tool| tool.operation == Operation::Connection);
+        let ran = decided_before_the_arguments(connection, None, &offer(Scope::Read)).unwrap();
+        assert_eq!(ran.decision, Decision::AnsweredByServer);
+    }
+
+    #[test]
+    fn a_read_the_key_is_offered_goes_on_to_its_arguments() {
+        let read = tool_where(|tool| matches!(tool.operation, Operation::Read(_)));
+        assert!(decided_before_the_arguments(read, None, &offer(Scope::Act)).is_none());
+    }
+
+    /// A resource read answers a call refused for its arguments as invalid params, by this very
+    /// word: the two must agree.
+    #[test]
+    fn arguments_a_tool_does_not_take_are_refused_with_the_word_resource_errors_know() {
+        let read = tool_where(|tool| matches!(tool.operation, Operation::Read(_)));
+        let problem = ArgumentProblem {
+            name: "limit".to_owned(),
+            fault: Fault::NotOffered,
+        };
+        let ran = arguments_refused(read, &problem);
+        assert_eq!(
+            ran.decision,
+            Decision::RefusedBeforeStack(ARGUMENTS_REFUSED)
+        );
+        assert_eq!(ran.status, None);
+        assert!(framed(ran.answer).sentence.contains("limit"));
+    }
+}
