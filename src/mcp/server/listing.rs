@@ -73,3 +73,85 @@ pub(super) fn listed(position: &Position) -> Vec<Tool> {
         None => offer::before_the_stack_answers(),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use crate::catalogue::{self, Operation};
+    use crate::mcp::server::ran::tests::offer;
+    use crate::stack::{Scope, Unreachable};
+
+    fn names(position: &Position) -> Vec<String> {
+        listed(position)
+            .into_iter()
+            .map(|tool| tool.name.to_string())
+            .collect()
+    }
+
+    /// F13-R3: a key that may act is listed its reads, its rehearsals and its actions, and the
+    /// connection tool (which is for before the stack answers) is not among them.
+    #[test]
+    fn a_connected_key_that_may_act_is_listed_its_reads_rehearsals_and_actions() {
+        let listed = names(&Position::Connected(offer(Scope::Act)));
+        assert!(!listed.contains(&"connection".to_owned()));
+        for tool in catalogue::TOOLS {
+            let expected = tool.operation != Operation::Connection;
+            assert_eq!(
+                listed.contains(&tool.name.to_owned()),
+                expected,
+                "{}",
+                tool.name
+            );
+        }
+    }
+
+    /// F13-R3: a member key yields no technical tool, only those with household words.
+    #[test]
+    fn a_member_key_is_listed_only_tools_in_the_households_words() {
+        let listed = names(&Position::Connected(offer(Scope::Member)));
+        assert!(!listed.is_empty());
+        for name in &listed {
+            let tool = catalogue::find(name).unwrap();
+            assert!(tool.household_words.is_some(), "{name} is technical");
+        }
+        let technical = catalogue::TOOLS
+            .iter()
+            .find(|tool| tool.household_words.is_none() && tool.operation != Operation::Connection)
+            .unwrap();
+        assert!(!listed.contains(&technical.name.to_owned()));
+    }
+
+    /// F13-R9: a refused key lists what a new session of it would, the connection tool alone,
+    /// however much it was offered before it was refused.
+    #[test]
+    fn a_refused_key_is_listed_the_connection_tool_alone() {
+        assert_eq!(
+            names(&Position::Refused(Some(offer(Scope::Act)))),
+            ["connection"]
+        );
+        assert_eq!(names(&Position::Refused(None)), ["connection"]);
+    }
+
+    /// A stack that stopped answering takes nothing away: the key keeps what it was last
+    /// offered, and each tool says the stack is unreachable when called.
+    #[test]
+    fn an_unreachable_stack_keeps_what_the_key_was_last_offered() {
+        let failure = Failure::Unreachable(Unreachable::NoConnection);
+        let known = Position::Unreachable(failure.clone(), Some(offer(Scope::Act)));
+        assert_eq!(
+            names(&known),
+            names(&Position::Connected(offer(Scope::Act)))
+        );
+        assert_eq!(names(&Position::Unreachable(failure, None)), ["connection"]);
+    }
+
+    /// A scope the server does not know fails closed, to the connection tool alone.
+    #[test]
+    fn a_key_of_a_scope_the_server_does_not_know_is_listed_the_connection_tool_alone() {
+        assert_eq!(
+            names(&Position::Connected(offer(Scope::Unknown))),
+            ["connection"]
+        );
+    }
+}

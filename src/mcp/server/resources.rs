@@ -104,3 +104,80 @@ fn resource_error(
         _ => McpError::internal_error(sentence, None),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use rmcp::model::ErrorCode;
+
+    const URI: &str = "lemonfiber://downloads/7";
+
+    fn decided(decision: Decision, status: Option<u16>) -> Decided {
+        Decided { decision, status }
+    }
+
+    fn error(decided: Decided, version: ProtocolVersion) -> McpError {
+        resource_error(URI, "the sentence".to_owned(), decided, Some(version))
+    }
+
+    /// F13-R3: a resource of a read the key is not offered is the caller's to change, and
+    /// names the resource it asked for.
+    #[test]
+    fn a_resource_not_offered_is_invalid_params_naming_the_resource() {
+        let error = error(
+            decided(Decision::NotOffered, None),
+            ProtocolVersion::V_2025_11_25,
+        );
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(error.message, "the sentence");
+        assert_eq!(error.data, Some(json!({ "uri": URI })));
+    }
+
+    #[test]
+    fn a_resource_asked_with_a_value_its_read_does_not_take_is_invalid_params() {
+        let error = error(
+            decided(Decision::RefusedBeforeStack(ARGUMENTS_REFUSED), None),
+            ProtocolVersion::V_2025_11_25,
+        );
+        assert_eq!(error.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(error.data, Some(json!({ "uri": URI })));
+    }
+
+    /// What the stack says is not there is a resource not found, in the code of the version
+    /// spoken: its own code up to 2025-11-25, invalid params naming the resource from
+    /// 2026-07-28.
+    #[test]
+    fn a_resource_the_stack_says_is_not_there_is_not_found_in_the_versions_code() {
+        let not_there = decided(Decision::Sent, Some(404));
+        let before = error(not_there, ProtocolVersion::V_2025_11_25);
+        assert_eq!(before.code, ErrorCode::RESOURCE_NOT_FOUND);
+        assert_eq!(before.data, Some(json!({ "uri": URI })));
+        let after = error(not_there, ProtocolVersion::V_2026_07_28);
+        assert_eq!(after.code, ErrorCode::INVALID_PARAMS);
+        assert_eq!(after.data, Some(json!({ "uri": URI })));
+    }
+
+    /// F13-R9, F13-R10: anything else (a refused key, an unreachable stack, the stack's own
+    /// refusal) is the server's error, and carries the server's sentence with nothing beside it.
+    #[test]
+    fn any_other_failed_read_is_the_servers_error_with_its_sentence_alone() {
+        for other in [
+            decided(Decision::RefusedBeforeStack("key-refused"), None),
+            decided(Decision::RefusedBeforeStack("stack-unreachable"), None),
+            decided(Decision::Sent, Some(500)),
+            decided(Decision::Sent, Some(403)),
+            decided(Decision::Sent, None),
+        ] {
+            let error = error(other, ProtocolVersion::V_2025_11_25);
+            assert_eq!(
+                error.code,
+                ErrorCode::INTERNAL_ERROR,
+                "{:?}",
+                other.decision
+            );
+            assert_eq!(error.message, "the sentence");
+            assert_eq!(error.data, None);
+        }
+    }
+}
