@@ -1,7 +1,11 @@
 //! Each tool, read and action named apart: a name or variant the generated code holds twice
 //! would not build, or would leave the assistant one of two tools.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::render::{action_variant, read_variant};
+use super::tools::{ContractTool, Role};
+use super::{CONTRACT, Problems};
 
 /// Refuses, naming both, two tools with one name, two reads with one `Read` variant and two
 /// actions with one `Action` variant.

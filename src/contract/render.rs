@@ -1,7 +1,20 @@
 //! The Rust the build writes: the tool catalogue, each read sent through the SDK, and each
 //! operation's path template.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use openapiv3::{OpenAPI, ReferenceOr};
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+use serde_json::{Value, json};
+
+use super::answers::{kind_schemas, read_answer_schemas, streamed_answer_schema, streamed_form};
+use super::client::sendable;
+use super::naming::{DRY_RUN_ARGUMENT, OFFER_ARGUMENT, rehearsal_tool_name, resource_uri};
+use super::tools::{ActionFlags, ContractParameter, ContractTool, Role};
+use super::vocabulary::{Audience, Completing, Shape, Streamed};
+use super::words::{COMPLETIONS, Notes, PromptWords, WordedTool};
+use super::{CONTRACT, Problems};
 
 /// A tool's JSON input schema, in the words of its audience: a member is offered only the
 /// parameters the household words describe.

@@ -1,7 +1,13 @@
 //! What the contract offers as tools: each read, each key-callable action with its rehearsal,
 //! and the server's own tools, with their parameters, flags and names.
 
-use super::*;
+use openapiv3::{
+    OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, Schema, SchemaKind, Type,
+};
+
+use super::naming::{DRY_RUN_ARGUMENT, OFFER_ARGUMENT, read_tool_name, rehearsal_tool_name};
+use super::vocabulary::Shape;
+use super::{Problems, TOOL_NAME_LIMIT};
 
 /// One tool the contract calls for, before its words are joined.
 pub struct ContractTool {
