@@ -106,6 +106,7 @@ pub struct Annotations {
     pub read_only: bool,
     pub destructive: bool,
     pub idempotent: bool,
+    pub open_world: bool,
 }
 
 #[derive(Debug)]
@@ -196,7 +197,7 @@ impl ToolSpec {
             .read_only(self.annotations.read_only)
             .destructive(self.annotations.destructive)
             .idempotent(self.annotations.idempotent)
-            .open_world(false);
+            .open_world(self.annotations.open_world);
         let tool = Tool::new(self.name, description, self.input_schema(audience))
             .with_title(self.title)
             .with_annotations(annotations);

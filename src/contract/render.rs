@@ -8,7 +8,9 @@ use proc_macro2::{Ident, TokenStream};
 use quote::quote;
 use serde_json::{Value, json};
 
-use super::answers::{kind_schemas, read_answer_schemas, streamed_answer_schema, streamed_form};
+use super::answers::{
+    AnswerSchemas, kind_schemas, read_answer_schemas, streamed_answer_schema, streamed_form,
+};
 use super::client::sendable;
 use super::naming::{DRY_RUN_ARGUMENT, OFFER_ARGUMENT, rehearsal_tool_name, resource_uri};
 use super::tools::{ActionFlags, ContractParameter, ContractTool, Role};
@@ -339,27 +341,16 @@ fn tool_spec(worded: &WordedTool, document: &Value) -> Result<TokenStream, Probl
         Role::Job => quote!(Operation::Job),
         Role::Connection => quote!(Operation::Connection),
     };
-    let (read_only, destructive, idempotent) = match (&tool.action, tool.role) {
-        (Some(flags), Role::Act) => (false, flags.disturbs, flags.idempotent),
-        _ => (true, false, true),
-    };
+    let Hints {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+    } = hints(tool);
     let resource = optional_text((tool.role == Role::Read).then(|| resource_uri(&tool.path)));
-    let answers = match tool.role {
-        Role::Read => read_answer_schemas(document, &tool.path)?,
-        _ => None,
-    };
-    let answer_schema = optional_text(answers.as_ref().map(|answers| answers.strict.to_string()));
-    // A read answering lines or a file is handed over as the server describes it: that
-    // description is its output.
-    let streamed = (tool.role == Role::Read && !tool.answers_json)
-        .then(|| streamed_answer_schema(streamed_form(tool)));
-    let output_schema = optional_text(
-        answers
-            .as_ref()
-            .map(|answers| answers.published.clone())
-            .or(streamed)
-            .map(|schema| schema.to_string()),
-    );
+    let ToolAnswers { answer, output } = tool_answers(tool, document)?;
+    let answer_schema = optional_text(answer.map(|schema| schema.to_string()));
+    let output_schema = optional_text(output.map(|schema| schema.to_string()));
     let name = &tool.name;
     let title = words.title.trim();
     let operator_words = words.operator.trim();
@@ -383,7 +374,7 @@ fn tool_spec(worded: &WordedTool, document: &Value) -> Result<TokenStream, Probl
             household_words: #household_words,
             capability: #capability,
             operation: #operation,
-            annotations: Annotations { read_only: #read_only, destructive: #destructive, idempotent: #idempotent },
+            annotations: Annotations { read_only: #read_only, destructive: #destructive, idempotent: #idempotent, open_world: #open_world },
             resource: #resource,
             input_schema: #operator_input_schema,
             household_input_schema: #household_input_schema,
@@ -391,6 +382,58 @@ fn tool_spec(worded: &WordedTool, document: &Value) -> Result<TokenStream, Probl
             output_schema: #output_schema,
             parameters: &[#(#parameters),*],
         }
+    })
+}
+
+/// The hints a tool is listed with.
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+/// Only an act changes anything, as its contract flags say. No tool is open-world: each reaches
+/// the one stack the server is set up for, never whatever the assistant names.
+pub fn hints(tool: &ContractTool) -> Hints {
+    let (read_only, destructive, idempotent) = match (&tool.action, tool.role) {
+        (Some(flags), Role::Act) => (false, flags.disturbs, flags.idempotent),
+        _ => (true, false, true),
+    };
+    Hints {
+        read_only,
+        destructive,
+        idempotent,
+        open_world: false,
+    }
+}
+
+/// What a tool answers, as JSON Schema: `None` where it says nothing of it.
+pub struct ToolAnswers {
+    /// The core's schema, which a read's answer is checked against.
+    pub answer: Option<Value>,
+    /// The tool's `outputSchema`: what the server hands over.
+    pub output: Option<Value>,
+}
+
+pub fn tool_answers(tool: &ContractTool, document: &Value) -> Result<ToolAnswers, Problems> {
+    let answers = match tool.role {
+        Role::Read => read_answer_schemas(document, &tool.path)?,
+        _ => None,
+    };
+    // A read answering lines or a file is handed over as the server describes it: that
+    // description is its output.
+    let streamed = (tool.role == Role::Read && !tool.answers_json)
+        .then(|| streamed_answer_schema(streamed_form(tool)));
+    Ok(match answers {
+        Some(AnswerSchemas { strict, published }) => ToolAnswers {
+            answer: Some(strict),
+            output: Some(published),
+        },
+        None => ToolAnswers {
+            answer: None,
+            output: streamed,
+        },
     })
 }
 
