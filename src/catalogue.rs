@@ -90,16 +90,8 @@ pub struct ToolSpec {
     pub parameters: &'static [ParameterSpec],
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    Read(Read),
-    Rehearse(Action),
-    Act(Action),
-    /// Asks after a job an action started.
-    Job,
-    /// The server's own: where it stands with the stack.
-    Connection,
-}
+/// What calling a tool does, its read or action named by the generated `Read` and `Action`.
+pub type Operation = vocabulary::Operation<Read, Action>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Annotations {

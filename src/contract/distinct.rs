@@ -3,7 +3,6 @@
 
 use std::collections::BTreeMap;
 
-use super::render::{action_variant, read_variant};
 use super::tools::{ContractTool, Role};
 use super::{CONTRACT, Problems};
 
@@ -22,12 +21,12 @@ pub fn distinct_names(tools: &[ContractTool]) -> Result<(), Problems> {
                 first.path, tool.path, tool.name
             ));
         }
-        let (claimed, enumeration, variant, source) = match tool.role {
+        let (claimed, enumeration, variant, source) = match &tool.role {
             // A read's variant is made from its name: a clash of both is said once, as the name's.
-            Role::Read if taken.is_some() => continue,
-            Role::Read => (&mut reads, "Read", read_variant(tool), "path"),
-            Role::Act => (&mut actions, "Action", action_variant(tool), "operationId"),
-            Role::Rehearse | Role::Job | Role::Connection => continue,
+            Role::Read(_) if taken.is_some() => continue,
+            Role::Read(read) => (&mut reads, "Read", read, "path"),
+            Role::Act(action) => (&mut actions, "Action", action, "operationId"),
+            Role::Rehearse(_) | Role::Job | Role::Connection => continue,
         };
         if let Some(first) = claim(claimed, variant.clone(), tool) {
             problems.push(format!(

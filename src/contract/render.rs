@@ -62,28 +62,6 @@ pub fn input_schema(
     schema.to_string()
 }
 
-/// `read_front_door` → `FrontDoor`; `downloads_pause` → `DownloadsPause`.
-pub fn variant(snake: &str) -> String {
-    snake
-        .split('_')
-        .map(|part| {
-            let mut chars = part.chars();
-            chars
-                .next()
-                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
-pub fn read_variant(tool: &ContractTool) -> String {
-    variant(tool.name.trim_start_matches("read_"))
-}
-
-pub fn action_variant(tool: &ContractTool) -> String {
-    variant(tool.operation_id.trim_start_matches("act_"))
-}
-
 /// `catalogue.rs`: the notes, the tools, the reads and actions they name, and every kind's
 /// schema.
 pub fn render_catalogue(
@@ -184,8 +162,10 @@ fn prompt_argument_spec(argument: &str, words: &PromptArgumentWords) -> TokenStr
 fn read_enum(catalogue: &[WordedTool]) -> Result<TokenStream, Problems> {
     let reads = catalogue
         .iter()
-        .filter(|worded| worded.tool.role == Role::Read)
-        .map(|worded| identifier(&read_variant(worded.tool), &worded.tool.path))
+        .filter_map(|worded| match &worded.tool.role {
+            Role::Read(read) => Some(identifier(read, &worded.tool.path)),
+            _ => None,
+        })
         .collect::<Result<Vec<_>, _>>()?;
     Ok(quote! {
         /// Every read the contract describes.
@@ -199,28 +179,30 @@ fn read_enum(catalogue: &[WordedTool]) -> Result<TokenStream, Problems> {
 /// The `Action` enum, by path, and what each action is: its tools, whether it disturbs the
 /// stack and the refusal that says its offer went stale.
 fn action_enum(catalogue: &[WordedTool], document: &Value) -> Result<TokenStream, Problems> {
-    let mut actions: Vec<&ContractTool> = catalogue
+    let mut actions: Vec<(&ContractTool, &str)> = catalogue
         .iter()
-        .map(|worded| worded.tool)
-        .filter(|tool| tool.role == Role::Act)
+        .filter_map(|worded| match &worded.tool.role {
+            Role::Act(action) => Some((worded.tool, action.as_str())),
+            _ => None,
+        })
         .collect();
-    actions.sort_by_key(|tool| &tool.path);
+    actions.sort_by_key(|&(tool, _)| &tool.path);
     let action_variants = actions
         .iter()
-        .map(|tool| identifier(&action_variant(tool), &tool.path))
+        .map(|(tool, action)| identifier(action, &tool.path))
         .collect::<Result<Vec<_>, _>>()?;
-    let act_tools = actions.iter().map(|tool| &tool.name);
-    let rehearsal_tools = actions.iter().map(|tool| {
+    let act_tools = actions.iter().map(|(tool, _)| &tool.name);
+    let rehearsal_tools = actions.iter().map(|(tool, _)| {
         let rehearsed = tool.action.as_ref().is_some_and(|flags| flags.rehearsal);
         optional_text(rehearsed.then(|| rehearsal_tool_name(&tool.name)))
     });
     let disturbs = actions
         .iter()
-        .map(|tool| tool.action.as_ref().is_some_and(|flags| flags.disturbs));
+        .map(|(tool, _)| tool.action.as_ref().is_some_and(|flags| flags.disturbs));
     let registry = refusal_registry(document)?;
     let stale_offers = actions
         .iter()
-        .map(|tool| stale_offer(tool, &registry))
+        .map(|(tool, _)| stale_offer(tool, &registry))
         .collect::<Result<Vec<_>, Problems>>()?;
     Ok(quote! {
         /// Every action a key may call.
@@ -325,17 +307,17 @@ fn tool_spec(worded: &WordedTool, document: &Value) -> Result<TokenStream, Probl
         words,
         parameters,
     } = worded;
-    let operation = match tool.role {
-        Role::Read => {
-            let read = identifier(&read_variant(tool), &tool.path)?;
+    let operation = match &tool.role {
+        Role::Read(read) => {
+            let read = identifier(read, &tool.path)?;
             quote!(Operation::Read(Read::#read))
         }
-        Role::Rehearse => {
-            let action = identifier(&action_variant(tool), &tool.path)?;
+        Role::Rehearse(action) => {
+            let action = identifier(action, &tool.path)?;
             quote!(Operation::Rehearse(Action::#action))
         }
-        Role::Act => {
-            let action = identifier(&action_variant(tool), &tool.path)?;
+        Role::Act(action) => {
+            let action = identifier(action, &tool.path)?;
             quote!(Operation::Act(Action::#action))
         }
         Role::Job => quote!(Operation::Job),
@@ -347,7 +329,8 @@ fn tool_spec(worded: &WordedTool, document: &Value) -> Result<TokenStream, Probl
         idempotent,
         open_world,
     } = hints(tool);
-    let resource = optional_text((tool.role == Role::Read).then(|| resource_uri(&tool.path)));
+    let resource =
+        optional_text(matches!(tool.role, Role::Read(_)).then(|| resource_uri(&tool.path)));
     let ToolAnswers { answer, output } = tool_answers(tool, document)?;
     let answer_schema = optional_text(answer.map(|schema| schema.to_string()));
     let output_schema = optional_text(output.map(|schema| schema.to_string()));
@@ -396,8 +379,8 @@ pub struct Hints {
 /// Only an act changes anything, as its contract flags say. No tool is open-world: each reaches
 /// the one stack the server is set up for, never whatever the assistant names.
 pub fn hints(tool: &ContractTool) -> Hints {
-    let (read_only, destructive, idempotent) = match (&tool.action, tool.role) {
-        (Some(flags), Role::Act) => (false, flags.disturbs, flags.idempotent),
+    let (read_only, destructive, idempotent) = match (&tool.action, &tool.role) {
+        (Some(flags), Role::Act(_)) => (false, flags.disturbs, flags.idempotent),
         _ => (true, false, true),
     };
     Hints {
@@ -418,12 +401,12 @@ pub struct ToolAnswers {
 
 pub fn tool_answers(tool: &ContractTool, document: &Value) -> Result<ToolAnswers, Problems> {
     let answers = match tool.role {
-        Role::Read => read_answer_schemas(document, &tool.path)?,
+        Role::Read(_) => read_answer_schemas(document, &tool.path)?,
         _ => None,
     };
     // A read answering lines or a file is handed over as the server describes it: that
     // description is its output.
-    let streamed = (tool.role == Role::Read && !tool.answers_json)
+    let streamed = (matches!(tool.role, Role::Read(_)) && !tool.answers_json)
         .then(|| streamed_answer_schema(streamed_form(tool)));
     Ok(match answers {
         Some(AnswerSchemas { strict, published }) => ToolAnswers {
@@ -460,13 +443,17 @@ fn parameter_spec(parameter: &ContractParameter, household: bool) -> TokenStream
 pub fn render_sdk_calls(tools: &[ContractTool], contract: &OpenAPI) -> Result<String, Problems> {
     let reads = tools
         .iter()
-        .filter(|tool| tool.role == Role::Read)
-        .map(read_call)
+        .filter_map(|tool| match &tool.role {
+            Role::Read(read) => Some(read_call(tool, read)),
+            _ => None,
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let actions = tools
         .iter()
-        .filter(|tool| tool.role == Role::Act)
-        .filter_map(|tool| tool.action.as_ref().map(|flags| action_call(tool, flags)))
+        .filter_map(|tool| match (&tool.role, &tool.action) {
+            (Role::Act(action), Some(flags)) => Some(action_call(tool, action, flags)),
+            _ => None,
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let operations = render_operations(contract);
     rust_file(
@@ -504,8 +491,8 @@ pub fn render_sdk_calls(tools: &[ContractTool], contract: &OpenAPI) -> Result<St
 
 /// A read's arm of `send_read`: its arguments set on the SDK's call, and the answer read as an
 /// envelope or a stream.
-fn read_call(tool: &ContractTool) -> Result<TokenStream, Problems> {
-    let read = identifier(&read_variant(tool), &tool.path)?;
+fn read_call(tool: &ContractTool, read: &str) -> Result<TokenStream, Problems> {
+    let read = identifier(read, &tool.path)?;
     let operation = identifier(&tool.operation_id, &tool.path)?;
     let arguments = tool
         .parameters
@@ -560,8 +547,12 @@ fn read_call(tool: &ContractTool) -> Result<TokenStream, Problems> {
 
 /// An action's arm of `send_action`: its body read as the SDK's type for it, sent with the
 /// idempotency key where one was given.
-fn action_call(tool: &ContractTool, flags: &ActionFlags) -> Result<TokenStream, Problems> {
-    let action = identifier(&action_variant(tool), &tool.path)?;
+fn action_call(
+    tool: &ContractTool,
+    action: &str,
+    flags: &ActionFlags,
+) -> Result<TokenStream, Problems> {
+    let action = identifier(action, &tool.path)?;
     let body_type = identifier(&flags.body_type, &tool.path)?;
     let operation = identifier(&tool.operation_id, &tool.path)?;
     Ok(quote! {

@@ -46,11 +46,11 @@ fn tool_shape(
         parameters,
     } = worded;
     let role = match tool.role {
-        Role::Read => "read",
+        Role::Read(_) => "read",
         Role::Job => "job",
         Role::Connection => "connection",
-        Role::Rehearse => "rehearse",
-        Role::Act => "act",
+        Role::Rehearse(_) => "rehearse",
+        Role::Act(_) => "act",
     };
     let Hints {
         read_only,
@@ -63,7 +63,7 @@ fn tool_shape(
         format!("  title: {}", words.title.trim()),
         format!("  role: {role}, from {}", tool.path),
     ];
-    if tool.role == Role::Read {
+    if matches!(tool.role, Role::Read(_)) {
         lines.push(format!("  resource: {}", resource_uri(&tool.path)));
     }
     lines.push(format!(
