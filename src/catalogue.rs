@@ -90,22 +90,15 @@ pub struct ToolSpec {
     pub parameters: &'static [ParameterSpec],
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Operation {
-    Read(Read),
-    Rehearse(Action),
-    Act(Action),
-    /// Asks after a job an action started.
-    Job,
-    /// The server's own: where it stands with the stack.
-    Connection,
-}
+/// What calling a tool does, its read or action named by the generated `Read` and `Action`.
+pub type Operation = vocabulary::Operation<Read, Action>;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Annotations {
     pub read_only: bool,
     pub destructive: bool,
     pub idempotent: bool,
+    pub open_world: bool,
 }
 
 #[derive(Debug)]
@@ -196,7 +189,7 @@ impl ToolSpec {
             .read_only(self.annotations.read_only)
             .destructive(self.annotations.destructive)
             .idempotent(self.annotations.idempotent)
-            .open_world(false);
+            .open_world(self.annotations.open_world);
         let tool = Tool::new(self.name, description, self.input_schema(audience))
             .with_title(self.title)
             .with_annotations(annotations);

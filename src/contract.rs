@@ -17,6 +17,8 @@ mod distinct;
 mod naming;
 #[path = "contract/render.rs"]
 mod render;
+#[path = "contract/shape.rs"]
+mod shape;
 #[path = "contract/tools.rs"]
 mod tools;
 #[path = "contract/vocabulary.rs"]
@@ -24,23 +26,18 @@ mod vocabulary;
 #[path = "contract/words.rs"]
 mod words;
 
-pub use std::collections::BTreeMap;
+use openapiv3::OpenAPI;
+use serde_json::Value;
 
-pub use answers::*;
-pub use client::*;
-pub use distinct::*;
-pub use naming::*;
-pub use openapiv3::{
-    OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, Schema, SchemaKind, Type,
-};
-pub use proc_macro2::{Ident, TokenStream};
-pub use quote::quote;
-pub use render::*;
-pub use serde::Deserialize;
-pub use serde_json::{Map, Value, json};
-pub use tools::*;
-pub use vocabulary::*;
-pub use words::*;
+use client::render_sdk;
+use distinct::distinct_names;
+use render::{render_catalogue, render_sdk_calls};
+use tools::{ContractTool, server_tools, tools_of};
+use words::{Words, join_words, present, prompt_problems};
+
+// Named by the generator's tests, which look for it in the SDK; the build never names it.
+#[allow(unused_imports)]
+pub use client::OWN_PARSE;
 
 pub const CONTRACT: &str = "contract/openapi.json";
 pub const WORDS: &str = "src/words.toml";
@@ -65,20 +62,12 @@ pub struct Generated {
 
 /// The generated code for a contract (OpenAPI 3.0 as JSON) and words (TOML).
 pub fn generate(contract: &str, words: &str) -> Result<Generated, Problems> {
-    let document: Value = serde_json::from_str(contract)
-        .map_err(|error| vec![format!("{CONTRACT} is not JSON: {error}")])?;
-    // From the text, not the value: the contract's order is the tools' order.
-    let contract: OpenAPI = serde_json::from_str(contract).map_err(|error| {
-        vec![format!(
-            "{CONTRACT} is not an OpenAPI 3.0 document: {error}"
-        )]
-    })?;
-    let words: Words =
-        toml::from_str(words).map_err(|error| vec![format!("{WORDS} cannot be read: {error}")])?;
-
-    let mut tools = tools_of(&contract)?;
-    tools.extend(server_tools());
-    distinct_names(&tools)?;
+    let Sources {
+        document,
+        contract,
+        words,
+        tools,
+    } = read_sources(contract, words)?;
     let catalogue = join_words(&tools, &words)?;
     let prompt_problems = prompt_problems(&tools, &words);
     if !prompt_problems.is_empty() {
@@ -94,5 +83,50 @@ pub fn generate(contract: &str, words: &str) -> Result<Generated, Problems> {
         catalogue: render_catalogue(&catalogue, notes, &words.prompts, &document)?,
         sdk_calls: render_sdk_calls(&tools, &contract)?,
         sdk: render_sdk(&contract)?,
+    })
+}
+
+/// The shape of the catalogue the contract and the words make: each tool's name, title, role,
+/// hints and schemas' outline, as the golden copy `tests/golden/catalogue.txt` holds it.
+// Only the golden test reads it: the build writes no shape.
+#[allow(dead_code)]
+pub fn catalogue_shape(contract: &str, words: &str) -> Result<String, Problems> {
+    let Sources {
+        document,
+        words,
+        tools,
+        ..
+    } = read_sources(contract, words)?;
+    let catalogue = join_words(&tools, &words)?;
+    shape::catalogue_shape(&catalogue, &document)
+}
+
+/// The contract and the words as read, and the tools the contract calls for, each named apart.
+struct Sources {
+    document: Value,
+    contract: OpenAPI,
+    words: Words,
+    tools: Vec<ContractTool>,
+}
+
+fn read_sources(contract: &str, words: &str) -> Result<Sources, Problems> {
+    let document: Value = serde_json::from_str(contract)
+        .map_err(|error| vec![format!("{CONTRACT} is not JSON: {error}")])?;
+    // From the text, not the value: the contract's order is the tools' order.
+    let contract: OpenAPI = serde_json::from_str(contract).map_err(|error| {
+        vec![format!(
+            "{CONTRACT} is not an OpenAPI 3.0 document: {error}"
+        )]
+    })?;
+    let words: Words =
+        toml::from_str(words).map_err(|error| vec![format!("{WORDS} cannot be read: {error}")])?;
+    let mut tools = tools_of(&contract)?;
+    tools.extend(server_tools());
+    distinct_names(&tools)?;
+    Ok(Sources {
+        document,
+        contract,
+        words,
+        tools,
     })
 }

@@ -1,7 +1,11 @@
 //! What each read answers, as JSON Schema made from the kinds' schemas in the contract: the
 //! `outputSchema` a tool publishes and the schema its answer is checked against.
 
-use super::*;
+use serde_json::{Map, Value, json};
+
+use super::Problems;
+use super::tools::ContractTool;
+use super::vocabulary::Streamed;
 
 /// A read's answer as JSON Schema (2020-12), made from the kind schemas its `2XX` answer names.
 pub struct AnswerSchemas {

@@ -1,7 +1,10 @@
 //! Each tool, read and action named apart: a name or variant the generated code holds twice
 //! would not build, or would leave the assistant one of two tools.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use super::tools::{ContractTool, Role};
+use super::{CONTRACT, Problems};
 
 /// Refuses, naming both, two tools with one name, two reads with one `Read` variant and two
 /// actions with one `Action` variant.
@@ -18,12 +21,12 @@ pub fn distinct_names(tools: &[ContractTool]) -> Result<(), Problems> {
                 first.path, tool.path, tool.name
             ));
         }
-        let (claimed, enumeration, variant, source) = match tool.role {
+        let (claimed, enumeration, variant, source) = match &tool.role {
             // A read's variant is made from its name: a clash of both is said once, as the name's.
-            Role::Read if taken.is_some() => continue,
-            Role::Read => (&mut reads, "Read", read_variant(tool), "path"),
-            Role::Act => (&mut actions, "Action", action_variant(tool), "operationId"),
-            Role::Rehearse | Role::Job | Role::Connection => continue,
+            Role::Read(_) if taken.is_some() => continue,
+            Role::Read(read) => (&mut reads, "Read", read, "path"),
+            Role::Act(action) => (&mut actions, "Action", action, "operationId"),
+            Role::Rehearse(_) | Role::Job | Role::Connection => continue,
         };
         if let Some(first) = claim(claimed, variant.clone(), tool) {
             problems.push(format!(

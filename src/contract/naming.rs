@@ -32,6 +32,30 @@ pub fn resource_uri(path: &str) -> String {
     format!("{RESOURCE_SCHEME}{}", path.trim_start_matches("/api/"))
 }
 
+/// `read_front_door` → `FrontDoor`: the read's variant of the generated `Read`.
+pub fn read_variant(tool_name: &str) -> String {
+    variant(tool_name.trim_start_matches("read_"))
+}
+
+/// `act_downloads_pause` → `DownloadsPause`: the action's variant of the generated `Action`.
+pub fn action_variant(operation_id: &str) -> String {
+    variant(operation_id.trim_start_matches("act_"))
+}
+
+/// `front_door` → `FrontDoor`.
+fn variant(snake: &str) -> String {
+    snake
+        .split('_')
+        .map(|part| {
+            let mut chars = part.chars();
+            chars
+                .next()
+                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
 /// `restart` → `rehearse_restart`.
 pub fn rehearsal_tool_name(act_tool: &str) -> String {
     format!("{REHEARSE_PREFIX}{act_tool}")

@@ -1,7 +1,22 @@
 //! The Rust the build writes: the tool catalogue, each read sent through the SDK, and each
 //! operation's path template.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use openapiv3::{OpenAPI, ReferenceOr};
+use proc_macro2::{Ident, TokenStream};
+use quote::quote;
+use serde_json::{Value, json};
+
+use super::answers::{
+    AnswerSchemas, kind_schemas, read_answer_schemas, streamed_answer_schema, streamed_form,
+};
+use super::client::sendable;
+use super::naming::{DRY_RUN_ARGUMENT, OFFER_ARGUMENT, rehearsal_tool_name, resource_uri};
+use super::tools::{ActionFlags, ContractParameter, ContractTool, Role};
+use super::vocabulary::{Audience, Completing, Shape, Streamed};
+use super::words::{COMPLETIONS, Notes, PromptArgumentWords, PromptWords, WordedTool};
+use super::{CONTRACT, Problems};
 
 /// A tool's JSON input schema, in the words of its audience: a member is offered only the
 /// parameters the household words describe.
@@ -47,28 +62,6 @@ pub fn input_schema(
     schema.to_string()
 }
 
-/// `read_front_door` → `FrontDoor`; `downloads_pause` → `DownloadsPause`.
-pub fn variant(snake: &str) -> String {
-    snake
-        .split('_')
-        .map(|part| {
-            let mut chars = part.chars();
-            chars
-                .next()
-                .map(|first| first.to_ascii_uppercase().to_string() + chars.as_str())
-                .unwrap_or_default()
-        })
-        .collect()
-}
-
-pub fn read_variant(tool: &ContractTool) -> String {
-    variant(tool.name.trim_start_matches("read_"))
-}
-
-pub fn action_variant(tool: &ContractTool) -> String {
-    variant(tool.operation_id.trim_start_matches("act_"))
-}
-
 /// `catalogue.rs`: the notes, the tools, the reads and actions they name, and every kind's
 /// schema.
 pub fn render_catalogue(
@@ -77,107 +70,19 @@ pub fn render_catalogue(
     prompts: &BTreeMap<String, PromptWords>,
     document: &Value,
 ) -> Result<String, Problems> {
-    let prompts = prompts.iter().map(|(name, prompt)| {
-        let audience = if prompt.audience == "household" {
-            quote!(Audience::Household)
-        } else {
-            quote!(Audience::Operator)
-        };
-        let (title, description, text) = (
-            prompt.title.trim(),
-            prompt.description.trim(),
-            prompt.text.trim(),
-        );
-        let uses = &prompt.uses;
-        let arguments = prompt.arguments.iter().map(|(argument, words)| {
-            let (description, adds) = (words.description.trim(), words.adds.trim());
-            let complete = match COMPLETIONS
-                .iter()
-                .find(|(word, _)| Some(*word) == words.complete.as_deref())
-            {
-                Some((_, Completing::Titles)) => quote!(Some(Completing::Titles)),
-                Some((_, Completing::Services)) => quote!(Some(Completing::Services)),
-                Some((_, Completing::Forms)) => quote!(Some(Completing::Forms)),
-                None => quote!(None),
-            };
-            quote! {
-                PromptArgumentSpec { name: #argument, description: #description, adds: #adds, complete: #complete }
-            }
-        });
-        quote! {
-            PromptSpec {
-                name: #name,
-                title: #title,
-                audience: #audience,
-                description: #description,
-                text: #text,
-                uses: &[#(#uses),*],
-                arguments: &[#(#arguments),*],
-            }
-        }
-    });
     let unconfigured = notes.unconfigured.trim();
     let unconfigured_household = notes.unconfigured_household.trim();
     let tools = catalogue
         .iter()
         .map(|worded| tool_spec(worded, document))
         .collect::<Result<Vec<_>, _>>()?;
-    let reads = catalogue
+    let prompts = prompts
         .iter()
-        .filter(|worded| worded.tool.role == Role::Read)
-        .map(|worded| identifier(&read_variant(worded.tool), &worded.tool.path))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut actions: Vec<&ContractTool> = catalogue
-        .iter()
-        .map(|worded| worded.tool)
-        .filter(|tool| tool.role == Role::Act)
-        .collect();
-    actions.sort_by_key(|tool| &tool.path);
-    let action_variants = actions
-        .iter()
-        .map(|tool| identifier(&action_variant(tool), &tool.path))
-        .collect::<Result<Vec<_>, _>>()?;
-    let act_tools = actions.iter().map(|tool| &tool.name);
-    let rehearsal_tools = actions.iter().map(|tool| {
-        let rehearsed = tool.action.as_ref().is_some_and(|flags| flags.rehearsal);
-        optional_text(rehearsed.then(|| rehearsal_tool_name(&tool.name)))
-    });
-    let disturbs = actions
-        .iter()
-        .map(|tool| tool.action.as_ref().is_some_and(|flags| flags.disturbs));
-    let registry = refusal_registry(document)?;
-    let stale_offers = actions
-        .iter()
-        .map(|tool| {
-            let stale = tool
-                .action
-                .as_ref()
-                .and_then(|flags| flags.stale_offer.as_ref());
-            let Some(stale) = stale else {
-                return Ok(quote!(None));
-            };
-            let registered = registry.iter().find(|(code, _, _)| code == stale);
-            let Some((_, _, name)) = registered else {
-                return Err(vec![format!(
-                    "{}: x-lemonfiber-stale-offer {stale} is not in x-lemonfiber-refusals",
-                    tool.path
-                )]);
-            };
-            let name = identifier(name, &tool.path)?;
-            Ok(quote!(Some(refusals::#name)))
-        })
-        .collect::<Result<Vec<_>, Problems>>()?;
-    let refusals = registry
-        .into_iter()
-        .map(|(code, status, name)| {
-            let name = identifier(&name, &format!("x-lemonfiber-refusals {code}"))?;
-            Ok(quote! { pub const #name: RefusalCode = RefusalCode { code: #code, status: #status }; })
-        })
-        .collect::<Result<Vec<_>, Problems>>()?;
-    let kind_schemas = kind_schemas(document)?.into_iter().map(|(kind, schema)| {
-        let schema = schema.to_string();
-        quote!((#kind, #schema))
-    });
+        .map(|(name, prompt)| prompt_spec(name, prompt));
+    let reads = read_enum(catalogue)?;
+    let actions = action_enum(catalogue, document)?;
+    let refusals = refusals_module(document)?;
+    let kind_schemas = kind_schemas_table(document)?;
     rust_file(
         "catalogue.rs",
         "Generated by build.rs from contract/openapi.json and src/words.toml.",
@@ -190,66 +95,209 @@ pub fn render_catalogue(
             /// The prompts of the words file, each for its audience.
             pub static PROMPTS: &[PromptSpec] = &[#(#prompts),*];
 
-            /// Every read the contract describes.
-            #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-            pub enum Read {
-                #(#reads,)*
-            }
+            #reads
 
-            /// Every action a key may call.
-            #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-            pub enum Action {
-                #(#action_variants,)*
-            }
-
-            impl Action {
-                /// The tool that acts.
-                pub fn act_tool(self) -> &'static str {
-                    match self {
-                        #(Action::#action_variants => #act_tools,)*
-                    }
-                }
-
-                /// The tool that rehearses it, for an action that can be rehearsed.
-                pub fn rehearsal_tool(self) -> Option<&'static str> {
-                    match self {
-                        #(Action::#action_variants => #rehearsal_tools,)*
-                    }
-                }
-
-                /// Whether carrying it out disturbs the stack (the contract's `x-lemonfiber-disturbs`): an
-                /// action that does and has no rehearsal is asked of the person all the same.
-                pub fn disturbs(self) -> bool {
-                    match self {
-                        #(Action::#action_variants => #disturbs,)*
-                    }
-                }
-
-                /// The code the stack refuses with when the offer was made on a state that has since moved.
-                pub fn stale_offer(self) -> Option<RefusalCode> {
-                    match self {
-                        #(Action::#action_variants => #stale_offers,)*
-                    }
-                }
-            }
+            #actions
 
             /// The consent argument a rehearsal answers and its act tool requires.
             pub const OFFER_ARGUMENT: &str = #OFFER_ARGUMENT;
             /// The action argument that asks the stack to rehearse rather than act.
             pub const DRY_RUN_ARGUMENT: &str = #DRY_RUN_ARGUMENT;
 
-            /// Every refusal the core's registry names, under its name there.
-            #[allow(dead_code)]
-            pub mod refusals {
-                use super::RefusalCode;
-                #(#refusals)*
-            }
+            #refusals
 
-            /// Every kind's envelope as the core's contract declares it, as JSON Schema text.
-            #[cfg_attr(not(test), allow(dead_code))]
-            pub static KIND_SCHEMAS: &[(&str, &str)] = &[#(#kind_schemas),*];
+            #kind_schemas
         },
     )
+}
+
+/// One prompt's `PromptSpec`, in its audience's words.
+fn prompt_spec(name: &str, prompt: &PromptWords) -> TokenStream {
+    let audience = if prompt.audience == "household" {
+        quote!(Audience::Household)
+    } else {
+        quote!(Audience::Operator)
+    };
+    let (title, description, text) = (
+        prompt.title.trim(),
+        prompt.description.trim(),
+        prompt.text.trim(),
+    );
+    let uses = &prompt.uses;
+    let arguments = prompt
+        .arguments
+        .iter()
+        .map(|(argument, words)| prompt_argument_spec(argument, words));
+    quote! {
+        PromptSpec {
+            name: #name,
+            title: #title,
+            audience: #audience,
+            description: #description,
+            text: #text,
+            uses: &[#(#uses),*],
+            arguments: &[#(#arguments),*],
+        }
+    }
+}
+
+/// One prompt argument's `PromptArgumentSpec`: its words and what completes it.
+fn prompt_argument_spec(argument: &str, words: &PromptArgumentWords) -> TokenStream {
+    let (description, adds) = (words.description.trim(), words.adds.trim());
+    let complete = match COMPLETIONS
+        .iter()
+        .find(|(word, _)| Some(*word) == words.complete.as_deref())
+    {
+        Some((_, Completing::Titles)) => quote!(Some(Completing::Titles)),
+        Some((_, Completing::Services)) => quote!(Some(Completing::Services)),
+        Some((_, Completing::Forms)) => quote!(Some(Completing::Forms)),
+        None => quote!(None),
+    };
+    quote! {
+        PromptArgumentSpec { name: #argument, description: #description, adds: #adds, complete: #complete }
+    }
+}
+
+/// The `Read` enum: one variant for each read, in the contract's order.
+fn read_enum(catalogue: &[WordedTool]) -> Result<TokenStream, Problems> {
+    let reads = catalogue
+        .iter()
+        .filter_map(|worded| match &worded.tool.role {
+            Role::Read(read) => Some(identifier(read, &worded.tool.path)),
+            _ => None,
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok(quote! {
+        /// Every read the contract describes.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Read {
+            #(#reads,)*
+        }
+    })
+}
+
+/// The `Action` enum, by path, and what each action is: its tools, whether it disturbs the
+/// stack and the refusal that says its offer went stale.
+fn action_enum(catalogue: &[WordedTool], document: &Value) -> Result<TokenStream, Problems> {
+    let mut actions: Vec<(&ContractTool, &str)> = catalogue
+        .iter()
+        .filter_map(|worded| match &worded.tool.role {
+            Role::Act(action) => Some((worded.tool, action.as_str())),
+            _ => None,
+        })
+        .collect();
+    actions.sort_by_key(|&(tool, _)| &tool.path);
+    let action_variants = actions
+        .iter()
+        .map(|(tool, action)| identifier(action, &tool.path))
+        .collect::<Result<Vec<_>, _>>()?;
+    let act_tools = actions.iter().map(|(tool, _)| &tool.name);
+    let rehearsal_tools = actions.iter().map(|(tool, _)| {
+        let rehearsed = tool.action.as_ref().is_some_and(|flags| flags.rehearsal);
+        optional_text(rehearsed.then(|| rehearsal_tool_name(&tool.name)))
+    });
+    let disturbs = actions
+        .iter()
+        .map(|(tool, _)| tool.action.as_ref().is_some_and(|flags| flags.disturbs));
+    let registry = refusal_registry(document)?;
+    let stale_offers = actions
+        .iter()
+        .map(|(tool, _)| stale_offer(tool, &registry))
+        .collect::<Result<Vec<_>, Problems>>()?;
+    Ok(quote! {
+        /// Every action a key may call.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum Action {
+            #(#action_variants,)*
+        }
+
+        impl Action {
+            /// The tool that acts.
+            pub fn act_tool(self) -> &'static str {
+                match self {
+                    #(Action::#action_variants => #act_tools,)*
+                }
+            }
+
+            /// The tool that rehearses it, for an action that can be rehearsed.
+            pub fn rehearsal_tool(self) -> Option<&'static str> {
+                match self {
+                    #(Action::#action_variants => #rehearsal_tools,)*
+                }
+            }
+
+            /// Whether carrying it out disturbs the stack (the contract's `x-lemonfiber-disturbs`): an
+            /// action that does and has no rehearsal is asked of the person all the same.
+            pub fn disturbs(self) -> bool {
+                match self {
+                    #(Action::#action_variants => #disturbs,)*
+                }
+            }
+
+            /// The code the stack refuses with when the offer was made on a state that has since moved.
+            pub fn stale_offer(self) -> Option<RefusalCode> {
+                match self {
+                    #(Action::#action_variants => #stale_offers,)*
+                }
+            }
+        }
+    })
+}
+
+/// The refusal an action's stale offer is answered with, by its name in the registry: refused
+/// where the contract names a code the registry lacks.
+fn stale_offer(
+    tool: &ContractTool,
+    registry: &[(String, u16, String)],
+) -> Result<TokenStream, Problems> {
+    let stale = tool
+        .action
+        .as_ref()
+        .and_then(|flags| flags.stale_offer.as_ref());
+    let Some(stale) = stale else {
+        return Ok(quote!(None));
+    };
+    let registered = registry.iter().find(|(code, _, _)| code == stale);
+    let Some((_, _, name)) = registered else {
+        return Err(vec![format!(
+            "{}: x-lemonfiber-stale-offer {stale} is not in x-lemonfiber-refusals",
+            tool.path
+        )]);
+    };
+    let name = identifier(name, &tool.path)?;
+    Ok(quote!(Some(refusals::#name)))
+}
+
+/// The `refusals` module: a constant for each code of the core's registry, under its name there.
+fn refusals_module(document: &Value) -> Result<TokenStream, Problems> {
+    let refusals = refusal_registry(document)?
+        .into_iter()
+        .map(|(code, status, name)| {
+            let name = identifier(&name, &format!("x-lemonfiber-refusals {code}"))?;
+            Ok(quote! { pub const #name: RefusalCode = RefusalCode { code: #code, status: #status }; })
+        })
+        .collect::<Result<Vec<_>, Problems>>()?;
+    Ok(quote! {
+        /// Every refusal the core's registry names, under its name there.
+        #[allow(dead_code)]
+        pub mod refusals {
+            use super::RefusalCode;
+            #(#refusals)*
+        }
+    })
+}
+
+/// `KIND_SCHEMAS`: every kind's envelope as JSON Schema text, by kind name.
+fn kind_schemas_table(document: &Value) -> Result<TokenStream, Problems> {
+    let kind_schemas = kind_schemas(document)?.into_iter().map(|(kind, schema)| {
+        let schema = schema.to_string();
+        quote!((#kind, #schema))
+    });
+    Ok(quote! {
+        /// Every kind's envelope as the core's contract declares it, as JSON Schema text.
+        #[cfg_attr(not(test), allow(dead_code))]
+        pub static KIND_SCHEMAS: &[(&str, &str)] = &[#(#kind_schemas),*];
+    })
 }
 
 /// One tool's `ToolSpec`: its words, what it operates, its annotations and schemas.
@@ -259,43 +307,33 @@ fn tool_spec(worded: &WordedTool, document: &Value) -> Result<TokenStream, Probl
         words,
         parameters,
     } = worded;
-    let operation = match tool.role {
-        Role::Read => {
-            let read = identifier(&read_variant(tool), &tool.path)?;
+    let operation = match &tool.role {
+        Role::Read(read) => {
+            let read = identifier(read, &tool.path)?;
             quote!(Operation::Read(Read::#read))
         }
-        Role::Rehearse => {
-            let action = identifier(&action_variant(tool), &tool.path)?;
+        Role::Rehearse(action) => {
+            let action = identifier(action, &tool.path)?;
             quote!(Operation::Rehearse(Action::#action))
         }
-        Role::Act => {
-            let action = identifier(&action_variant(tool), &tool.path)?;
+        Role::Act(action) => {
+            let action = identifier(action, &tool.path)?;
             quote!(Operation::Act(Action::#action))
         }
         Role::Job => quote!(Operation::Job),
         Role::Connection => quote!(Operation::Connection),
     };
-    let (read_only, destructive, idempotent) = match (&tool.action, tool.role) {
-        (Some(flags), Role::Act) => (false, flags.disturbs, flags.idempotent),
-        _ => (true, false, true),
-    };
-    let resource = optional_text((tool.role == Role::Read).then(|| resource_uri(&tool.path)));
-    let answers = match tool.role {
-        Role::Read => read_answer_schemas(document, &tool.path)?,
-        _ => None,
-    };
-    let answer_schema = optional_text(answers.as_ref().map(|answers| answers.strict.to_string()));
-    // A read answering lines or a file is handed over as the server describes it: that
-    // description is its output.
-    let streamed = (tool.role == Role::Read && !tool.answers_json)
-        .then(|| streamed_answer_schema(streamed_form(tool)));
-    let output_schema = optional_text(
-        answers
-            .as_ref()
-            .map(|answers| answers.published.clone())
-            .or(streamed)
-            .map(|schema| schema.to_string()),
-    );
+    let Hints {
+        read_only,
+        destructive,
+        idempotent,
+        open_world,
+    } = hints(tool);
+    let resource =
+        optional_text(matches!(tool.role, Role::Read(_)).then(|| resource_uri(&tool.path)));
+    let ToolAnswers { answer, output } = tool_answers(tool, document)?;
+    let answer_schema = optional_text(answer.map(|schema| schema.to_string()));
+    let output_schema = optional_text(output.map(|schema| schema.to_string()));
     let name = &tool.name;
     let title = words.title.trim();
     let operator_words = words.operator.trim();
@@ -319,7 +357,7 @@ fn tool_spec(worded: &WordedTool, document: &Value) -> Result<TokenStream, Probl
             household_words: #household_words,
             capability: #capability,
             operation: #operation,
-            annotations: Annotations { read_only: #read_only, destructive: #destructive, idempotent: #idempotent },
+            annotations: Annotations { read_only: #read_only, destructive: #destructive, idempotent: #idempotent, open_world: #open_world },
             resource: #resource,
             input_schema: #operator_input_schema,
             household_input_schema: #household_input_schema,
@@ -327,6 +365,58 @@ fn tool_spec(worded: &WordedTool, document: &Value) -> Result<TokenStream, Probl
             output_schema: #output_schema,
             parameters: &[#(#parameters),*],
         }
+    })
+}
+
+/// The hints a tool is listed with.
+pub struct Hints {
+    pub read_only: bool,
+    pub destructive: bool,
+    pub idempotent: bool,
+    pub open_world: bool,
+}
+
+/// Only an act changes anything, as its contract flags say. No tool is open-world: each reaches
+/// the one stack the server is set up for, never whatever the assistant names.
+pub fn hints(tool: &ContractTool) -> Hints {
+    let (read_only, destructive, idempotent) = match (&tool.action, &tool.role) {
+        (Some(flags), Role::Act(_)) => (false, flags.disturbs, flags.idempotent),
+        _ => (true, false, true),
+    };
+    Hints {
+        read_only,
+        destructive,
+        idempotent,
+        open_world: false,
+    }
+}
+
+/// What a tool answers, as JSON Schema: `None` where it says nothing of it.
+pub struct ToolAnswers {
+    /// The core's schema, which a read's answer is checked against.
+    pub answer: Option<Value>,
+    /// The tool's `outputSchema`: what the server hands over.
+    pub output: Option<Value>,
+}
+
+pub fn tool_answers(tool: &ContractTool, document: &Value) -> Result<ToolAnswers, Problems> {
+    let answers = match tool.role {
+        Role::Read(_) => read_answer_schemas(document, &tool.path)?,
+        _ => None,
+    };
+    // A read answering lines or a file is handed over as the server describes it: that
+    // description is its output.
+    let streamed = (matches!(tool.role, Role::Read(_)) && !tool.answers_json)
+        .then(|| streamed_answer_schema(streamed_form(tool)));
+    Ok(match answers {
+        Some(AnswerSchemas { strict, published }) => ToolAnswers {
+            answer: Some(strict),
+            output: Some(published),
+        },
+        None => ToolAnswers {
+            answer: None,
+            output: streamed,
+        },
     })
 }
 
@@ -353,13 +443,17 @@ fn parameter_spec(parameter: &ContractParameter, household: bool) -> TokenStream
 pub fn render_sdk_calls(tools: &[ContractTool], contract: &OpenAPI) -> Result<String, Problems> {
     let reads = tools
         .iter()
-        .filter(|tool| tool.role == Role::Read)
-        .map(read_call)
+        .filter_map(|tool| match &tool.role {
+            Role::Read(read) => Some(read_call(tool, read)),
+            _ => None,
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let actions = tools
         .iter()
-        .filter(|tool| tool.role == Role::Act)
-        .filter_map(|tool| tool.action.as_ref().map(|flags| action_call(tool, flags)))
+        .filter_map(|tool| match (&tool.role, &tool.action) {
+            (Role::Act(action), Some(flags)) => Some(action_call(tool, action, flags)),
+            _ => None,
+        })
         .collect::<Result<Vec<_>, _>>()?;
     let operations = render_operations(contract);
     rust_file(
@@ -397,8 +491,8 @@ pub fn render_sdk_calls(tools: &[ContractTool], contract: &OpenAPI) -> Result<St
 
 /// A read's arm of `send_read`: its arguments set on the SDK's call, and the answer read as an
 /// envelope or a stream.
-fn read_call(tool: &ContractTool) -> Result<TokenStream, Problems> {
-    let read = identifier(&read_variant(tool), &tool.path)?;
+fn read_call(tool: &ContractTool, read: &str) -> Result<TokenStream, Problems> {
+    let read = identifier(read, &tool.path)?;
     let operation = identifier(&tool.operation_id, &tool.path)?;
     let arguments = tool
         .parameters
@@ -453,8 +547,12 @@ fn read_call(tool: &ContractTool) -> Result<TokenStream, Problems> {
 
 /// An action's arm of `send_action`: its body read as the SDK's type for it, sent with the
 /// idempotency key where one was given.
-fn action_call(tool: &ContractTool, flags: &ActionFlags) -> Result<TokenStream, Problems> {
-    let action = identifier(&action_variant(tool), &tool.path)?;
+fn action_call(
+    tool: &ContractTool,
+    action: &str,
+    flags: &ActionFlags,
+) -> Result<TokenStream, Problems> {
+    let action = identifier(action, &tool.path)?;
     let body_type = identifier(&flags.body_type, &tool.path)?;
     let operation = identifier(&tool.operation_id, &tool.path)?;
     Ok(quote! {

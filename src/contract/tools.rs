@@ -1,7 +1,16 @@
 //! What the contract offers as tools: each read, each key-callable action with its rehearsal,
 //! and the server's own tools, with their parameters, flags and names.
 
-use super::*;
+use openapiv3::{
+    OpenAPI, Operation, Parameter, ParameterSchemaOrContent, ReferenceOr, Schema, SchemaKind, Type,
+};
+
+use super::naming::{
+    DRY_RUN_ARGUMENT, OFFER_ARGUMENT, action_variant, read_tool_name, read_variant,
+    rehearsal_tool_name,
+};
+use super::vocabulary::{self, Shape};
+use super::{Problems, TOOL_NAME_LIMIT};
 
 /// One tool the contract calls for, before its words are joined.
 pub struct ContractTool {
@@ -21,16 +30,8 @@ pub struct ContractTool {
     pub household: bool,
 }
 
-#[derive(Clone, Copy, PartialEq)]
-pub enum Role {
-    Read,
-    /// Asks after a job an action started: offered whenever an action is.
-    Job,
-    /// The server's own: where it stands with the stack, offered before the stack answers.
-    Connection,
-    Rehearse,
-    Act,
-}
+/// What a tool does, its read or action named by the variant the generated code gives it.
+pub type Role = vocabulary::Operation<String, String>;
 
 #[derive(Clone)]
 pub struct ContractParameter {
@@ -196,11 +197,12 @@ pub fn read_tool(path: &str, get: &Operation) -> Result<ContractTool, Problems> 
     let answers_lines = get.responses.responses.iter().any(|(_, response)| {
         matches!(response, ReferenceOr::Item(response) if response.content.contains_key("application/x-ndjson"))
     });
+    let name = read_tool_name(path);
     Ok(ContractTool {
-        name: read_tool_name(path),
+        role: Role::Read(read_variant(&name)),
+        name,
         operation_id,
         path: path.to_owned(),
-        role: Role::Read,
         parameters,
         answers_json,
         answers_image,
@@ -392,6 +394,7 @@ pub fn action_tools(
             )]);
         }
     }
+    let action = action_variant(&operation_id);
     let tool = |name: String, role, parameters| ContractTool {
         name,
         operation_id: operation_id.clone(),
@@ -405,7 +408,7 @@ pub fn action_tools(
         household: false,
     };
     if !flags.rehearsal {
-        return Ok(vec![tool(name, Role::Act, arguments)]);
+        return Ok(vec![tool(name, Role::Act(action), arguments)]);
     }
     // The act tool takes only the person's yes: the arguments it acts with are the ones sealed
     // in the offer the rehearsal handed out.
@@ -423,9 +426,9 @@ pub fn action_tools(
     Ok(vec![
         tool(
             rehearsal_tool_name(&name),
-            Role::Rehearse,
+            Role::Rehearse(action.clone()),
             rehearsal_arguments,
         ),
-        tool(name, Role::Act, act_arguments),
+        tool(name, Role::Act(action), act_arguments),
     ])
 }

@@ -1,6 +1,21 @@
 //! Words the generator and the running server share, defined once: loaded by path into both, so
 //! what the build writes (`Shape::Text`, `Audience::Household`) names these very types.
 
+/// What calling a tool does: one variant for each kind of tool, which the compiler then asks the
+/// generator and the server alike to handle. The running server names a read and an action by
+/// the generated `Read` and `Action`; the generator, which writes those, by their variants' names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Operation<R, A> {
+    Read(R),
+    /// Says what an action would do, writing nothing, and hands out the offer its act takes.
+    Rehearse(A),
+    Act(A),
+    /// Asks after a job an action started: offered whenever an action is.
+    Job,
+    /// The server's own: where it stands with the stack, offered before the stack answers.
+    Connection,
+}
+
 /// What a tool's parameter takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Shape {

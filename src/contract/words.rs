@@ -1,6 +1,12 @@
 //! The words file, joined to the tools: every tool has words, and every word names a tool.
 
-use super::*;
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+
+use super::tools::{ContractParameter, ContractTool};
+use super::vocabulary::Completing;
+use super::{Problems, WORDS};
 
 #[derive(Deserialize)]
 #[serde(deny_unknown_fields)]
