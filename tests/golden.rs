@@ -2,9 +2,6 @@
 //! tool's name, title, hints, words or schemas fails here as a few readable lines, to be
 //! accepted on purpose by running this test with `LEMONFIBER_BLESS_GOLDEN=1`.
 
-// Test code stops at the first surprise.
-#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
-
 #[allow(dead_code)]
 #[path = "../src/contract.rs"]
 mod contract;
