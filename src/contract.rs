@@ -17,6 +17,8 @@ mod distinct;
 mod naming;
 #[path = "contract/render.rs"]
 mod render;
+#[path = "contract/sdk_calls.rs"]
+mod sdk_calls;
 #[path = "contract/shape.rs"]
 mod shape;
 #[path = "contract/tools.rs"]
@@ -31,7 +33,8 @@ use serde_json::Value;
 
 use client::render_sdk;
 use distinct::distinct_names;
-use render::{render_catalogue, render_sdk_calls};
+use render::render_catalogue;
+use sdk_calls::render_sdk_calls;
 use tools::{ContractTool, server_tools, tools_of};
 use words::{Words, join_words, present, prompt_problems};
 
