@@ -7,12 +7,19 @@
 //! server does not read Windows access lists, so there a file's privacy is not checked, and
 //! `check` and docs/security.md say so.
 
+// Each platform's file gives every one of these names, so a name missing on one fails its build.
 #[cfg(unix)]
 mod unix;
 #[cfg(unix)]
-pub use unix::*;
+pub use unix::{
+    PRIVACY_CHECKED, close_to_others, command_line, make_owner_only_folders, open_to_others,
+    others_may_replace_in, owner_only, stop_requested, sync_folder,
+};
 
 #[cfg(windows)]
 mod windows;
 #[cfg(windows)]
-pub use windows::*;
+pub use windows::{
+    PRIVACY_CHECKED, close_to_others, command_line, make_owner_only_folders, open_to_others,
+    others_may_replace_in, owner_only, stop_requested, sync_folder,
+};

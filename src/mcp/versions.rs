@@ -12,7 +12,15 @@ use serde_json::json;
 /// one of these whose parameters do not parse is invalid params, not an unknown method. Named by
 /// the protocol library's own constants, so the list is its own.
 pub const KNOWN_METHODS: [&str; 21] = {
-    use rmcp::model::*;
+    use rmcp::model::{
+        CallToolRequestMethod, CancelTaskMethod, CompleteRequestMethod, ConstString,
+        DiscoverRequestMethod, GetPromptRequestMethod, GetSkillRequestMethod, GetTaskMethod,
+        InitializeResultMethod, ListPromptsRequestMethod, ListResourceTemplatesRequestMethod,
+        ListResourcesRequestMethod, ListSkillsRequestMethod, ListToolsRequestMethod,
+        PingRequestMethod, ReadResourceDirectoryRequestMethod, ReadResourceRequestMethod,
+        SetLevelRequestMethod, SubscribeRequestMethod, SubscriptionsListenRequestMethod,
+        UnsubscribeRequestMethod, UpdateTaskMethod,
+    };
     [
         InitializeResultMethod::VALUE,
         PingRequestMethod::VALUE,
@@ -40,7 +48,10 @@ pub const KNOWN_METHODS: [&str; 21] = {
 
 /// The methods 2026-07-28 removed: asked on that version, each is an unknown method.
 const REMOVED_IN_2026_07_28: [&str; 4] = {
-    use rmcp::model::*;
+    use rmcp::model::{
+        ConstString, InitializeResultMethod, SetLevelRequestMethod, SubscribeRequestMethod,
+        UnsubscribeRequestMethod,
+    };
     [
         InitializeResultMethod::VALUE,
         SetLevelRequestMethod::VALUE,
