@@ -58,7 +58,7 @@ pub async fn run(print_json: bool) -> Result<Checked, Fatal> {
                        "tools": tools, "resources": resources}),
             )
         }
-        Err(failure) if matches!(Verdict::<()>::of_failure(&failure), Verdict::Refused) => (
+        Err(failure) if Verdict::<()>::of_failure(&failure).is_refused() => (
             Checked::Refused,
             json!({"state": "refused", "address": address,
                    "why": "The stack refused this key: it was revoked, or never admitted. A new key is needed: ask the stack for a key link and run lemonfiber-mcp link again."}),

@@ -3,7 +3,7 @@
 //!
 //! The command line (`main.rs`) calls [`serve`] and [`demo`]; the tests reach the pin verifier
 //! ([`stack::pin`]) and a certificate's [`fingerprint`] from here rather than copying them, and
-//! the read benchmark the HTTP mode ([`serve::http`]) and its [`threads`].
+//! the read benchmark the HTTP mode ([`serve::http_command`]) and its [`threads`].
 
 // The allocator is the one place that must be unsafe; nowhere else may be.
 #![deny(unsafe_code)]

@@ -1,6 +1,6 @@
 //! Sign-in for assistants hosted by their provider (MCP authorization, OAuth 2.1). Such an
 //! assistant takes no bearer key from the person, only OAuth, so the HTTP mode is also a small
-//! authorization server, reached only through [`Front`], which the HTTP mode implements: the person gives their integration key (or a key link) on this server's
+//! authorization server: the person gives their integration key (or a key link) on this server's
 //! own page, and the access and refresh tokens the provider is handed are that key sealed with
 //! the client, this server's MCP URL and an expiry. Every request still carries the person's key
 //! (F13-R8), the server keeps no credential of its own for the stack, and the provider holds
@@ -10,6 +10,9 @@
 //! so a restart or a replica sharing the state folder knows them all. What may be used once (a
 //! form, a code, a refresh token) is remembered as used, until it expires; and each grant handed
 //! out is recorded (nothing secret in it) so that the client or the operator can end it early.
+//!
+//! Sign-in serves its routes within the HTTP mode and asks it for nothing but what [`Front`]
+//! names, which the HTTP mode implements (`serve::http::front`).
 
 mod authorize;
 mod bearer;
@@ -33,7 +36,6 @@ use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
-use rustls::pki_types::CertificateDer;
 
 use crate::access::offer::Offer;
 use crate::access::sealing::{SealError, Sealer, Used};
@@ -43,7 +45,7 @@ use crate::stack::StackAddress;
 use crate::stack::credential::Key;
 use crate::web::refusing::refusal;
 pub use bearer::{key_of, key_refused};
-pub use client_document::DocumentsError;
+pub use client_document::{DocumentRoots, DocumentsError};
 
 /// The one scope there is: what the key itself may do, which the stack decides.
 const SCOPE: &str = "lemonfiber";
@@ -67,10 +69,11 @@ pub trait Front: Send + Sync + 'static {
 
     /// One of sign-in's requests answered at once over everyone, if one is free; else the answer
     /// that says to try again.
-    fn answering(&self) -> Result<Held, Response>;
+    fn answering(&self) -> Result<Hold, Response>;
 
-    /// Whether `peer` may bring the server something as dear to check as a key it has not seen.
-    fn may_bring_a_new_key(&self, peer: IpAddr) -> bool;
+    /// Takes one of `peer`'s allowance of things as dear to check as a key the server has not
+    /// seen; `false` when none is left.
+    fn take_a_new_key_turn(&self, peer: IpAddr) -> bool;
 
     /// What the stack says of `key` now (not from an answer kept a while), with what it offers an
     /// accepted key, if the stack said.
@@ -78,14 +81,14 @@ pub trait Front: Send + Sync + 'static {
 }
 
 /// What a request holds while it is answered (a turn, a place), let go when it is dropped.
-pub type Held = Box<dyn Any + Send + Sync>;
+pub type Hold = Box<dyn Any + Send + Sync>;
 
 /// Where a sign-in request came to, as [`Front::arrived`] found it.
 pub struct Arrival {
     /// This server's origin as the client reaches it.
     pub issuer: String,
     pub peer: IpAddr,
-    pub turn: Held,
+    pub turn: Hold,
 }
 
 /// What sign-in keeps: the sealer, the record of what was used once, and its settings.
@@ -116,7 +119,7 @@ impl SignIn {
     pub fn new(
         state: &Path,
         settings: &SignInSettings,
-        document_roots: Option<Vec<CertificateDer<'static>>>,
+        document_roots: Option<DocumentRoots>,
         stack: StackAddress,
     ) -> Result<SignIn, SignInError> {
         Ok(SignIn {
@@ -170,10 +173,10 @@ pub struct Here {
     peer: IpAddr,
     /// One of the requests without a key its peer may have under way, held from its head to its
     /// answer.
-    _turn: Option<Held>,
+    _turn: Hold,
     /// One of sign-in's requests answered at once over everyone, taken only once what is left to
     /// do is quick to finish (its body, if any, is in), so a slow body holds nothing others need.
-    _answering: Option<Held>,
+    _answering: Option<Hold>,
 }
 
 // A refusal is the answer itself, handed straight to the client: boxing it would only move it.
@@ -195,7 +198,7 @@ impl Here {
         Ok(Here {
             issuer,
             peer,
-            _turn: Some(turn),
+            _turn: turn,
             _answering: None,
         })
     }

@@ -68,8 +68,9 @@ impl Position {
 
 /// What the stack says of a key, however the key arrived: as a bearer, in an access token, typed
 /// or claimed from a key link on the sign-in page, or from the settings of `stdio` and `check`.
-/// The one place a failed read of a key's capabilities is judged; `T` is what an accepted key
-/// comes with where it is asked (its MCP service, what it is offered, or nothing).
+/// A failed read of a key's capabilities is judged here, for the HTTP mode's key check, sign-in,
+/// `check`, and a key's standing (below); `T` is what an accepted key comes with where it is
+/// asked (its MCP service, what it is offered, or nothing).
 #[derive(Clone, Debug)]
 pub enum Verdict<T> {
     Accepted(T),
@@ -94,6 +95,11 @@ impl<T> Verdict<T> {
             }
             _ => Verdict::Unreachable,
         }
+    }
+
+    /// Whether the key is refused for good.
+    pub fn is_refused(&self) -> bool {
+        matches!(self, Verdict::Refused)
     }
 
     /// The same verdict, with what an accepted key comes with made into another thing.
@@ -145,7 +151,7 @@ impl KeyStanding {
                 self.stale = false;
                 self.failure = None;
             }
-            Err(Failure::Refused(refusal)) if refuses_the_key(&refusal) => self.refuse(),
+            Err(failure) if Verdict::<()>::of_failure(&failure).is_refused() => self.refuse(),
             Err(failure) => self.failure = Some(failure),
         }
     }

@@ -1,6 +1,6 @@
-//! `lemonfiber-mcp http`: MCP Streamable HTTP over TLS, for an assistant on a phone or in a
-//! browser (F13-R8). Every request brings its own integration key as a bearer; the server holds
-//! none. Nothing is served until an address is asked for.
+//! The HTTP mode: MCP Streamable HTTP over TLS, for an assistant on a phone or in a browser
+//! (F13-R8), with sign-in beside it. Every request brings its own integration key as a bearer;
+//! the server holds none. Nothing is served until an address is asked for.
 
 mod client_address;
 mod endpoint;
@@ -38,7 +38,7 @@ use crate::access::sealing::SealError;
 use crate::config::{self, CLIENT_DOCUMENT_ROOTS, ConsentMode, HttpSettings, TrustedProxies};
 use crate::fingerprint::{Fingerprint, SpkiPin};
 use crate::mcp::server::Common;
-use crate::sign_in::{self, SignIn};
+use crate::sign_in::{self, DocumentRoots, SignIn};
 use crate::web::refusing::refusal;
 use guard::Checks;
 use keys::KeyServices;
@@ -112,10 +112,13 @@ pub async fn serve(settings: HttpSettings) -> Result<Serving, StartError> {
     listener.set_nonblocking(true).map_err(cannot_listen)?;
     let address = listener.local_addr().map_err(cannot_listen)?;
     let seal = Seal::kept_in(&settings.state, settings.conduct.offer_life)?;
-    let document_roots = (settings.sign_in.client_document_roots.as_deref())
-        .map(tls::chain_in)
-        .transpose()
-        .map_err(StartError::DocumentRoots)?;
+    let document_roots = match &settings.sign_in.client_document_roots {
+        Some(file) => Some(DocumentRoots {
+            file: file.clone(),
+            roots: tls::chain_in(file).map_err(StartError::DocumentRoots)?,
+        }),
+        None => None,
+    };
     let sign_in = SignIn::new(
         &settings.state,
         &settings.sign_in,

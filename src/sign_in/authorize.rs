@@ -92,7 +92,7 @@ pub async fn ask<F: Front>(
     };
     // A client metadata document is fetched from wherever the request says: as dear as a new
     // key, so it counts against the same allowance.
-    if clients::is_document_url(client_id) && !front.may_bring_a_new_key(here.peer) {
+    if clients::is_document_url(client_id) && !front.take_a_new_key_turn(here.peer) {
         return page::cannot_go_on(StatusCode::TOO_MANY_REQUESTS, page::TOO_MANY_SIGN_INS);
     }
     let client = match clients::client(front.sign_in(), client_id).await {
@@ -241,7 +241,7 @@ async fn checked(
         Some(Ok(claimed)) => claimed,
         Some(Err(_)) => return page::cannot_go_on(StatusCode::BAD_REQUEST, page::NOT_MADE),
         None => {
-            if !front.may_bring_a_new_key(here.peer) {
+            if !front.take_a_new_key_turn(here.peer) {
                 return again(form, page::TOO_MANY_KEYS);
             }
             match key_from(front.sign_in(), credential.unwrap_or_default().trim()).await {
@@ -409,7 +409,7 @@ mod tests {
         Here {
             issuer: "https://mcp.example:8443".to_owned(),
             peer: IpAddr::from([127, 0, 0, 1]),
-            _turn: None,
+            _turn: Box::new(()),
             _answering: None,
         }
     }

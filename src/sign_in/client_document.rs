@@ -9,6 +9,7 @@
 #![allow(clippy::disallowed_types)]
 
 use std::net::{IpAddr, SocketAddr};
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -40,6 +41,12 @@ pub struct Document {
     pub redirect_uris: Vec<String>,
     /// The host it was fetched from.
     pub host: String,
+}
+
+/// The roots `CLIENT_DOCUMENT_ROOTS` names, as the HTTP mode read them from their file.
+pub struct DocumentRoots {
+    pub file: PathBuf,
+    pub roots: Vec<CertificateDer<'static>>,
 }
 
 /// Why the HTTPS client for documents could not be made.
@@ -87,25 +94,22 @@ impl DocumentRefused {
 }
 
 impl Documents {
-    /// `roots`: the certificates read from `CLIENT_DOCUMENT_ROOTS`, when it is set, trusted
-    /// instead of the platform's.
+    /// `roots`: those `CLIENT_DOCUMENT_ROOTS` names, when it is set, trusted instead of the
+    /// platform's.
     pub fn new(
         settings: &SignInSettings,
-        roots: Option<Vec<CertificateDer<'static>>>,
+        roots: Option<DocumentRoots>,
     ) -> Result<Documents, DocumentsError> {
         let provider = Arc::new(rustls::crypto::ring::default_provider());
         let builder = rustls::ClientConfig::builder_with_provider(provider)
             .with_safe_default_protocol_versions()
             .map_err(DocumentsError::Tls)?;
         let mut tls = match roots {
-            Some(given) => {
-                let file = (settings.client_document_roots.as_deref())
-                    .map(|file| file.display().to_string())
-                    .unwrap_or_default();
+            Some(DocumentRoots { file, roots: given }) => {
                 let mut roots = rustls::RootCertStore::empty();
                 for root in given {
                     roots.add(root).map_err(|error| {
-                        DocumentsError::BadRoots(file.clone(), error.to_string())
+                        DocumentsError::BadRoots(file.display().to_string(), error.to_string())
                     })?;
                 }
                 builder.with_root_certificates(roots).with_no_client_auth()

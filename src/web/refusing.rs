@@ -1,6 +1,6 @@
-//! How the HTTP mode turns a request away itself, before MCP or sign-in sees it: a JSON refusal,
-//! too many at once or too soon (429 with `Retry-After`), and a refusal sent before the body was
-//! read, which closes the connection.
+//! The answers the HTTP mode gives itself rather than MCP: its JSON refusal (also sign-in's
+//! OAuth error), too many at once or too soon (429 with `Retry-After`), and a refusal sent before
+//! the body was read, which closes the connection.
 
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
@@ -32,6 +32,14 @@ pub fn unread(headers: &HeaderMap, refused: Response) -> Response {
 pub fn closing(mut response: Response) -> Response {
     response.headers_mut().insert(header::CONNECTION, CLOSE);
     response
+}
+
+/// The refusal of a request from an address that has asked as often as it may for now.
+pub fn over_the_address_allowance(seconds: u64) -> Response {
+    too_many(
+        seconds,
+        "Too many requests from this address; wait before the next.",
+    )
 }
 
 /// The refusal of a request that carries no key from a peer with as many under way as it may.

@@ -160,16 +160,6 @@ pub(super) mod tests {
         assert_eq!(ran.status, None);
     }
 
-    #[test]
-    fn a_sent_call_is_audited_as_sent_with_the_status_the_stack_answered() {
-        let ran = Ran::sent(outcome::not_offered("read_health"), Some(409));
-        assert_eq!(ran.decision, Decision::Sent);
-        assert_eq!(ran.status, Some(409));
-        let unanswered = Ran::sent(outcome::not_offered("read_health"), None);
-        assert_eq!(unanswered.decision, Decision::Sent);
-        assert_eq!(unanswered.status, None);
-    }
-
     /// On 2026-07-28 the person is asked through their client first: nothing is sent, the
     /// question goes back with the call, and the answer says nothing was sent yet.
     #[test]
@@ -198,13 +188,6 @@ pub(super) mod tests {
         let framed = framed(ran.answer);
         assert!(!framed.is_error);
         assert_eq!(framed.sentence, sentences::connected(Scope::Act));
-    }
-
-    #[test]
-    fn how_a_call_was_decided_is_its_decision_and_status() {
-        let decided = Ran::sent(outcome::not_offered("read_health"), Some(404)).decided_as();
-        assert_eq!(decided.decision, Decision::Sent);
-        assert_eq!(decided.status, Some(404));
     }
 
     /// The audit line's status is the stack's own, and only where it answered one.

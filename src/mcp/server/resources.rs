@@ -111,7 +111,7 @@ mod tests {
 
     use rmcp::model::ErrorCode;
 
-    const URI: &str = "lemonfiber://downloads/7";
+    const URI: &str = "lemonfiber://read/downloads";
 
     fn decided(decision: Decision, status: Option<u16>) -> Decided {
         Decided { decision, status }

@@ -23,7 +23,10 @@ use crate::mcp::audit;
 use crate::sign_in;
 use crate::stack::credential::Key;
 use crate::web::body;
-use crate::web::refusing::{after, closing, refusal, too_many, too_many_from_this_address, unread};
+use crate::web::refusing::{
+    after, closing, over_the_address_allowance, refusal, too_many, too_many_from_this_address,
+    unread,
+};
 
 /// How long a client has to send a request's body, once its headers have come.
 const BODY_TIMEOUT: Duration = Duration::from_secs(30);
@@ -84,7 +87,7 @@ async fn admitted(
     app: &App,
     client: IpAddr,
     request: &Parts,
-) -> Result<(Arc<KeyService>, Held), NotAdmitted> {
+) -> Result<(Arc<KeyService>, RequestPermits), NotAdmitted> {
     let everyone = a_place_among_everyone(app)?;
     within_the_address_allowance(app, client)?;
     let issuer = served_issuer(app, request)?;
@@ -112,16 +115,13 @@ fn a_place_among_everyone(app: &App) -> Result<OwnedSemaphorePermit, Response> {
 
 /// Takes one request from its address's allowance.
 fn within_the_address_allowance(app: &App, client: IpAddr) -> Result<(), Response> {
-    app.peers.request(client).map_err(|seconds| {
-        too_many(
-            seconds,
-            "Too many requests from this address; wait before the next.",
-        )
-    })
+    app.peers
+        .request(client)
+        .map_err(over_the_address_allowance)
 }
 
 /// This server's origin as the request names it, once its look (Host, Origin, protocol version,
-/// content types) has passed the guard.
+/// body size) has passed the guard.
 fn served_issuer(app: &App, request: &Parts) -> Result<String, NotAdmitted> {
     match app.checks.check(&request.uri, &request.headers) {
         Ok(host) => Ok(app.checks.issuer(&host)),
@@ -186,7 +186,7 @@ fn held_while_under_way(
     service: Arc<KeyService>,
     request: &Parts,
     everyone: OwnedSemaphorePermit,
-) -> Result<(Arc<KeyService>, Held), Response> {
+) -> Result<(Arc<KeyService>, RequestPermits), Response> {
     if request.method == Method::GET {
         return Ok((service, (None, None)));
     }
@@ -241,7 +241,7 @@ async fn read_body(body: Body) -> Result<bytes::Bytes, Response> {
 
 /// A POST: one JSON-RPC message, within the cap. A message MCP cannot read is answered as
 /// JSON-RPC says, as one the server's own look refused would be.
-async fn post(app: &App, service: &KeyService, request: Request, held: Held) -> Response {
+async fn post(app: &App, service: &KeyService, request: Request, held: RequestPermits) -> Response {
     let (parts, body) = request.into_parts();
     let bytes = match read_body(body).await {
         Ok(bytes) => bytes,
@@ -298,7 +298,7 @@ async fn answered_post(
     app: &App,
     service: &KeyService,
     request: Request,
-    held: Held,
+    held: RequestPermits,
     message: &jsonrpc::Message,
 ) -> Response {
     let primes = primes(&request, message.initialize_asks.as_deref());
@@ -364,7 +364,7 @@ async fn delete(service: &KeyService, request: Request) -> Response {
 }
 
 /// The permits a request holds until its answer has been sent in full: everyone's and its key's.
-type Held = (Option<OwnedSemaphorePermit>, Option<OwnedSemaphorePermit>);
+type RequestPermits = (Option<OwnedSemaphorePermit>, Option<OwnedSemaphorePermit>);
 
 /// Whether the request's client expects the SSE priming event (see `priming`).
 fn primes(request: &Request, initialize_asks: Option<&str>) -> bool {
@@ -377,7 +377,12 @@ fn primes(request: &Request, initialize_asks: Option<&str>) -> bool {
 
 /// MCP's answer to the request, within the time an answer may take; without the SSE priming
 /// event for a client that does not expect it.
-async fn answered(service: &KeyService, request: Request, held: Held, primes: bool) -> Response {
+async fn answered(
+    service: &KeyService,
+    request: Request,
+    held: RequestPermits,
+    primes: bool,
+) -> Response {
     let handled = Box::pin(service.service.handle(request));
     let Ok(response) = tokio::time::timeout(REQUEST_TIMEOUT, handled).await else {
         return timed_out();

@@ -11,9 +11,11 @@ use super::{App, client_address};
 use crate::access::offer::Offer;
 use crate::access::standing::Verdict;
 use crate::config::ConsentMode;
-use crate::sign_in::{self, Arrival, Held, SignIn};
+use crate::sign_in::{self, Arrival, Hold, SignIn};
 use crate::stack::credential::Key;
-use crate::web::refusing::{too_many, too_many_from_this_address, unread};
+use crate::web::refusing::{
+    over_the_address_allowance, too_many, too_many_from_this_address, unread,
+};
 
 // A refusal is the answer itself, handed straight to the client: boxing it would only move it.
 #[allow(clippy::result_large_err)]
@@ -34,10 +36,7 @@ impl sign_in::Front for App {
             return Err(refused(too_many_from_this_address()));
         };
         if let Err(seconds) = self.peers.request(peer) {
-            return Err(refused(too_many(
-                seconds,
-                "Too many requests from this address; wait before the next.",
-            )));
+            return Err(refused(over_the_address_allowance(seconds)));
         }
         let host = self
             .checks
@@ -50,7 +49,7 @@ impl sign_in::Front for App {
         })
     }
 
-    fn answering(&self) -> Result<Held, Response> {
+    fn answering(&self) -> Result<Hold, Response> {
         match self.signing_in.clone().try_acquire_owned() {
             Ok(answering) => Ok(Box::new(answering)),
             Err(_) => Err(too_many(
@@ -60,7 +59,7 @@ impl sign_in::Front for App {
         }
     }
 
-    fn may_bring_a_new_key(&self, peer: IpAddr) -> bool {
+    fn take_a_new_key_turn(&self, peer: IpAddr) -> bool {
         self.peers.new_key(peer).is_ok()
     }
 
